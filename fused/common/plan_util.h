@@ -1,0 +1,41 @@
+#pragma once
+/// Host-side helpers shared by the plans of both models: argument validation with clear messages,
+/// workspace alignment, and the fixed chunk size of the plane-sum pass.
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace fb::fused::detail {
+
+/// Elements of one plane chunk: one warp sums one chunk (32 lanes x 32 float4). A fixed constant, not
+/// derived from the grid, so partial sums (and thus results) do not depend on the device's SM count.
+constexpr int64_t k_chunk_elems = 4096;
+
+/// The caller's workspace pointer is rounded up to this alignment; workspace_bytes() adds it.
+constexpr std::size_t k_workspace_align = 256;
+
+/// Throws std::invalid_argument "<model>: <field> <rule> (got <value>)" unless ok.
+inline void require(bool ok, const char* model, const char* field, const char* rule, int64_t got) {
+  if (!ok)
+    throw std::invalid_argument(std::string(model) + ": " + field + " " + rule + " (got " + std::to_string(got) +
+                                ")");
+}
+
+/// Throws std::invalid_argument naming the pointer argument when it is null.
+inline void require_ptr(const void* p, const char* model, const char* name) {
+  if (p == nullptr) throw std::invalid_argument(std::string(model) + ": pointer '" + name + "' is null");
+}
+
+/// Bytes for n fp64 scratch values plus the alignment slack.
+inline std::size_t workspace_bytes_for(int64_t n_doubles) {
+  return static_cast<std::size_t>(n_doubles) * sizeof(double) + k_workspace_align;
+}
+
+/// The workspace as fp64 scratch, rounded up to k_workspace_align.
+inline double* aligned_workspace(void* p) {
+  const auto u = reinterpret_cast<std::uintptr_t>(p);
+  return reinterpret_cast<double*>((u + (k_workspace_align - 1)) & ~static_cast<std::uintptr_t>(k_workspace_align - 1));
+}
+
+}  // namespace fb::fused::detail

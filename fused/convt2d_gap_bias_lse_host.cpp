@@ -1,0 +1,69 @@
+// Host executor of convt2d_gap_bias_lse: the same passes as the CUDA path (plane-chunk sums and
+// weight-tap sums -> per-sample channel means -> stable logsumexp), run serially.
+#include "fused/common/convt2d_gap_bias_lse_plan.h"
+#include "fused/common/convt_index.cuh"
+#include "fused/common/logsumexp.cuh"
+#include "fused/common/plan_util.h"
+#include "fused/convt2d_gap_bias_lse.h"
+
+namespace fb::fused::convt2d_gap_bias_lse {
+
+std::size_t workspace_bytes(const problem& prob) {
+  return fb::fused::detail::workspace_bytes_for(detail::make_plan(prob).n_doubles);
+}
+
+void run_host(const problem& prob, const float* x, const float* weight, const float* conv_bias, const float* bias,
+              float* out, void* workspace) {
+  using fb::fused::detail::require_ptr;
+  const detail::plan pl = detail::make_plan(prob);
+  constexpr const char* m = "convt2d_gap_bias_lse::run_host";
+  require_ptr(x, m, "x");
+  require_ptr(weight, m, "weight");
+  require_ptr(conv_bias, m, "conv_bias");
+  require_ptr(bias, m, "bias");
+  require_ptr(out, m, "out");
+  require_ptr(workspace, m, "workspace");
+  double* ws = fb::fused::detail::aligned_workspace(workspace);
+  double* part = ws + pl.off_part;
+  double* wsum = ws + pl.off_wsum;
+  double* s = ws + pl.off_s;
+  double* z = ws + pl.off_z;
+  constexpr int64_t chunk = fb::fused::detail::k_chunk_elems;
+
+  // Pass 1: plane-chunk sums and Wsum[ci, co] (recomputed every call: parameters change).
+  for (int64_t pair = 0; pair < pl.c_in * pl.c_out; ++pair) {
+    double acc = 0.0;
+    for (int64_t t = 0; t < pl.kk; ++t) acc += static_cast<double>(weight[pair * pl.kk + t]);
+    wsum[pair] = acc;
+  }
+  for (int64_t plane = 0; plane < pl.n_planes; ++plane) {
+    const float* xp = x + plane * pl.hw;
+    for (int64_t q = 0; q < pl.chunks_per_plane; ++q) {
+      const int64_t begin = q * chunk;
+      const int64_t end = min_i64(pl.hw, begin + chunk);
+      double acc = 0.0;
+      for (int64_t e = begin; e < end; ++e) acc += static_cast<double>(xp[e]);
+      part[plane * pl.chunks_per_plane + q] = acc;
+    }
+  }
+
+  // Pass 2: S, z[b, co] = conv_bias + (1/H'W') sum_ci S Wsum + bias, out[b] = 10 * logsumexp_co z.
+  for (int64_t b = 0; b < pl.batch; ++b) {
+    double* sb = s + b * pl.c_in;
+    for (int64_t ci = 0; ci < pl.c_in; ++ci) {
+      double acc = 0.0;
+      const int64_t plane = b * pl.c_in + ci;
+      for (int64_t q = 0; q < pl.chunks_per_plane; ++q) acc += part[plane * pl.chunks_per_plane + q];
+      sb[ci] = acc;
+    }
+    double* zb = z + b * pl.c_out;
+    for (int64_t co = 0; co < pl.c_out; ++co) {
+      double acc = 0.0;
+      for (int64_t ci = 0; ci < pl.c_in; ++ci) acc += sb[ci] * wsum[ci * pl.c_out + co];
+      zb[co] = (static_cast<double>(conv_bias[co]) + acc * pl.inv_area) + static_cast<double>(bias[co]);
+    }
+    out[b] = static_cast<float>(10.0 * logsumexp(zb, pl.c_out));
+  }
+}
+
+}  // namespace fb::fused::convt2d_gap_bias_lse

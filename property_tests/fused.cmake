@@ -1,0 +1,17 @@
+# Tests of fused/ (torch-free). Included from property_tests/CMakeLists.txt.
+include(GoogleTest)
+
+# Index map, border sums and both host executors against brute force (RapidCheck + GoogleTest).
+add_executable(fused_math_test ${CMAKE_CURRENT_LIST_DIR}/fused_math_test.cpp)
+target_link_libraries(fused_math_test PRIVATE fusebench_fused_host GTest::gtest_main rapidcheck_gtest)
+gtest_discover_tests(fused_math_test DISCOVERY_TIMEOUT 60)
+
+# run_cuda vs run_host on random configs; prints "SKIPPED: no CUDA device" and exits 0 without a GPU.
+if(FUSEBENCH_HAVE_CUDA)
+  add_executable(fused_cuda_selftest ${CMAKE_CURRENT_LIST_DIR}/fused_cuda_selftest.cpp)
+  target_link_libraries(fused_cuda_selftest PRIVATE fusebench_fused_cuda)
+  # One CUDA runtime per process: the shared one (as libtorch uses), not cudart_static as well.
+  set_target_properties(fused_cuda_selftest PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
+  add_test(NAME fused_cuda_selftest COMMAND fused_cuda_selftest)
+  set_tests_properties(fused_cuda_selftest PROPERTIES LABELS "cuda" TIMEOUT 900)
+endif()
