@@ -1,0 +1,200 @@
+#include "harness/bench/device_timing.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "fused/common/cuda_check.h"
+
+namespace fb::bench {
+namespace {
+
+constexpr int timed_runs = 9;  // odd, so the median is one measured run
+
+double median_of(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+int current_device() {
+  int device = 0;
+  FB_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
+std::string version_string(int v) {  // CUDA encodes 13.0 as 13000
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+/// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  ..." -> "580.65.06"; empty elsewhere.
+std::string kernel_module_version() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string line;
+  if (!std::getline(in, line)) return {};
+  const auto pos = line.find("Kernel Module");
+  if (pos == std::string::npos) return {};
+  std::istringstream rest(line.substr(pos + 13));
+  std::string version;
+  rest >> version;
+  return version;
+}
+
+constexpr int fma_chains = 8;  // independent chains hide the 4-cycle FMA latency
+
+__global__ void fma_kernel(float* out, int iterations, float multiplier, float addend) {
+  float acc[fma_chains];
+#pragma unroll
+  for (int c = 0; c < fma_chains; ++c) acc[c] = static_cast<float>(threadIdx.x + c);
+  // Unrolled so that loop control is a few percent of the issue slots, not 2 in 10: a measured
+  // "peak" below the true one would flag fast, correct kernels as IMPOSSIBLE.
+#pragma unroll 8
+  for (int i = 0; i < iterations; ++i) {
+#pragma unroll
+    for (int c = 0; c < fma_chains; ++c) acc[c] = fmaf(acc[c], multiplier, addend);
+  }
+  float sum = 0.0f;
+#pragma unroll
+  for (int c = 0; c < fma_chains; ++c) sum += acc[c];
+  // One store per thread keeps the chains alive; its cost is nothing next to the FMAs.
+  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+}  // namespace
+
+cuda_timer::cuda_timer() {
+  FB_CUDA_CHECK(cudaEventCreate(&m_start));
+  FB_CUDA_CHECK(cudaEventCreate(&m_stop));
+}
+
+cuda_timer::~cuda_timer() {
+  // Destructors must not throw; a failed destroy at teardown changes no measurement.
+  if (m_start != nullptr) (void)cudaEventDestroy(m_start);
+  if (m_stop != nullptr) (void)cudaEventDestroy(m_stop);
+}
+
+void cuda_timer::start(fused::stream_t stream) { FB_CUDA_CHECK(cudaEventRecord(m_start, stream)); }
+
+void cuda_timer::stop(fused::stream_t stream) { FB_CUDA_CHECK(cudaEventRecord(m_stop, stream)); }
+
+double cuda_timer::get_elapsed() const {
+  FB_CUDA_CHECK(cudaEventSynchronize(m_stop));
+  float ms = 0.0f;
+  FB_CUDA_CHECK(cudaEventElapsedTime(&ms, m_start, m_stop));
+  return static_cast<double>(ms) * 1e-3;
+}
+
+l2_flusher::l2_flusher() {
+  const int device = current_device();
+  int l2 = 0;
+  FB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  int max_persisting = 0;
+  FB_CUDA_CHECK(cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize, device));
+  if (max_persisting > 0) {  // devices without persisting L2 reject the limit
+    FB_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
+    FB_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+  }
+  m_bytes = std::max<std::size_t>(2 * static_cast<std::size_t>(l2), std::size_t{1} << 20);
+  FB_CUDA_CHECK(cudaMalloc(&m_buffer, m_bytes));
+}
+
+l2_flusher::~l2_flusher() {
+  if (m_buffer != nullptr) (void)cudaFree(m_buffer);
+}
+
+void l2_flusher::flush(fused::stream_t stream) {
+  m_fill = (m_fill + 1) & 0xff;
+  FB_CUDA_CHECK(cudaMemsetAsync(m_buffer, static_cast<int>(m_fill), m_bytes, stream));
+}
+
+device_info device_description() {
+  const int device = current_device();
+  cudaDeviceProp prop{};
+  FB_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  int driver = 0;
+  int runtime = 0;
+  FB_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  FB_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  device_info info;
+  info.name = prop.name;
+  info.sm_count = prop.multiProcessorCount;
+  info.l2_bytes = prop.l2CacheSize;
+  const std::string module = kernel_module_version();
+  info.driver = module.empty() ? "CUDA " + version_string(driver) : module + " (CUDA " + version_string(driver) + ")";
+  info.cuda_runtime = version_string(runtime);
+  return info;
+}
+
+double measure_copy_bandwidth(fused::stream_t stream) {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  FB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  // Two buffers of up to 1 GiB each: far beyond L2, so the copy streams from and to DRAM.
+  const std::size_t bytes = std::min<std::size_t>(std::size_t{1} << 30, free_bytes / 4) & ~std::size_t{255};
+  void* src = nullptr;
+  void* dst = nullptr;
+  FB_CUDA_CHECK(cudaMalloc(&src, bytes));
+  try {
+    FB_CUDA_CHECK(cudaMalloc(&dst, bytes));
+    FB_CUDA_CHECK(cudaMemsetAsync(src, 1, bytes, stream));
+    FB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));  // warm-up
+    cuda_timer timer;
+    std::vector<double> rates;
+    for (int i = 0; i < timed_runs; ++i) {
+      timer.start(stream);
+      FB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
+      timer.stop(stream);
+      rates.push_back(2.0 * static_cast<double>(bytes) / timer.get_elapsed());  // read + write
+    }
+    FB_CUDA_CHECK(cudaFree(dst));
+    FB_CUDA_CHECK(cudaFree(src));
+    return median_of(std::move(rates));
+  } catch (...) {
+    (void)cudaFree(dst);
+    (void)cudaFree(src);
+    throw;
+  }
+}
+
+double measure_fp32_peak(fused::stream_t stream) {
+  const int device = current_device();
+  int sm_count = 0;
+  FB_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  constexpr int threads = 256;
+  int blocks_per_sm = 0;
+  FB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, fma_kernel, threads, 0));
+  const int blocks = sm_count * std::max(blocks_per_sm, 1);  // exactly one full wave: no tail effect
+  float* out = nullptr;
+  FB_CUDA_CHECK(cudaMalloc(&out, static_cast<std::size_t>(blocks) * threads * sizeof(float)));
+  try {
+    cuda_timer timer;
+    const auto run = [&](int iterations) {
+      timer.start(stream);
+      fma_kernel<<<blocks, threads, 0, stream>>>(out, iterations, 0.999999f, 1e-7f);
+      FB_CUDA_CHECK(cudaGetLastError());
+      timer.stop(stream);
+      return timer.get_elapsed();
+    };
+    // Calibrate: grow the iteration count until one launch lasts ~20 ms, so launch overhead and
+    // clock ramp-up are negligible.
+    int iterations = 1024;
+    double seconds = run(iterations);
+    while (seconds < 0.02 && iterations < (1 << 24)) {
+      const double scale = std::clamp(0.02 / std::max(seconds, 1e-6), 2.0, 64.0);
+      iterations = static_cast<int>(std::min<double>(iterations * scale, 1 << 24));
+      seconds = run(iterations);
+    }
+    const double flop = 2.0 * fma_chains * static_cast<double>(iterations) * blocks * threads;
+    std::vector<double> rates;
+    for (int i = 0; i < timed_runs; ++i) rates.push_back(flop / run(iterations));
+    FB_CUDA_CHECK(cudaFree(out));
+    return median_of(std::move(rates));
+  } catch (...) {
+    (void)cudaFree(out);
+    throw;
+  }
+}
+
+}  // namespace fb::bench

@@ -1,0 +1,81 @@
+#pragma once
+/// CUDA timing building blocks: event timer, L2 flusher, device description and the two roofline
+/// calibrations (copy bandwidth, FP32 FMA peak). Host-includable without CUDA headers; the
+/// implementation is device_timing.cu, built only when FUSEBENCH_HAVE_CUDA.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "fused/common/stream.h"
+
+struct CUevent_st;  // cudaEvent_t without including the CUDA runtime
+
+namespace fb::bench {
+
+/// Times work on one stream with a pair of CUDA events (SPEC 3: events on the current stream, then
+/// synchronise). Construction and destruction must happen with a current device.
+class cuda_timer {
+ public:
+  /// Creates the two events. Throws std::runtime_error (FB_CUDA_CHECK) on a CUDA error.
+  cuda_timer();
+  ~cuda_timer();
+  cuda_timer(const cuda_timer&) = delete;
+  cuda_timer& operator=(const cuda_timer&) = delete;
+
+  /// Records the start event on `stream`.
+  void start(fused::stream_t stream);
+  /// Records the stop event on `stream`.
+  void stop(fused::stream_t stream);
+  /// Waits for the stop event; returns the time between the events [seconds].
+  [[nodiscard]] double get_elapsed() const;
+
+ private:
+  CUevent_st* m_start = nullptr;
+  CUevent_st* m_stop = nullptr;
+};
+
+/// Evicts the L2 before a timed repetition, so every repetition reads its inputs from DRAM as in a
+/// real pipeline (a warm 50 MB L2 would hide most of a small case's traffic). Allocates a buffer of
+/// at least twice the L2 size once, and sets the persisting-L2 limit to 0 so that no access-policy
+/// window can keep lines resident across the flush.
+class l2_flusher {
+ public:
+  /// Allocates the buffer on the current device. Throws std::runtime_error on a CUDA error.
+  l2_flusher();
+  ~l2_flusher();
+  l2_flusher(const l2_flusher&) = delete;
+  l2_flusher& operator=(const l2_flusher&) = delete;
+
+  /// Overwrites the whole buffer on `stream` (cudaMemsetAsync); call before recording the start event.
+  void flush(fused::stream_t stream);
+  /// Size of the flush buffer [bytes].
+  [[nodiscard]] std::size_t get_buffer_bytes() const { return m_bytes; }
+
+ private:
+  void* m_buffer = nullptr;
+  std::size_t m_bytes = 0;
+  unsigned m_fill = 0;  // changes every flush, so the writes can never be skipped as redundant
+};
+
+/// What the results file records about the device.
+struct device_info {
+  std::string name;            ///< e.g. "NVIDIA H200"
+  int sm_count = 0;            ///< [count]
+  std::int64_t l2_bytes = 0;   ///< [bytes]
+  std::string driver;          ///< kernel-module version when readable, and the CUDA version the driver supports
+  std::string cuda_runtime;    ///< runtime version, e.g. "13.0"
+};
+
+/// Describes the current device. Throws std::runtime_error on a CUDA error.
+[[nodiscard]] device_info device_description();
+
+/// Device-to-device copy bandwidth: the median of several cudaMemcpyAsync of a buffer of up to 1 GiB
+/// (a quarter of free memory at most), counting bytes read plus bytes written [bytes/s].
+[[nodiscard]] double measure_copy_bandwidth(fused::stream_t stream = nullptr);
+
+/// FP32 peak of the current device: a kernel of many independent FMA chains per thread at full
+/// occupancy, its length calibrated to run for about 20 ms; the median of several runs, counting
+/// 2 FLOP per FMA [FLOP/s].
+[[nodiscard]] double measure_fp32_peak(fused::stream_t stream = nullptr);
+
+}  // namespace fb::bench

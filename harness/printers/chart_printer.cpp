@@ -1,0 +1,247 @@
+#include "harness/printers/chart_printer.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <fmt/std.h>
+
+#include "harness/printers/detail/format.h"
+
+namespace fb::printers {
+namespace {
+
+using namespace report;
+namespace fs = std::filesystem;
+
+/// Lower and upper bounds of the values drawn, for explicit axis ranges: gnuplot warns about (and
+/// pads arbitrarily) an empty autoscaled range, which a one-config run always has on the x axis.
+struct extent {
+  double low = std::numeric_limits<double>::infinity();
+  double high = -std::numeric_limits<double>::infinity();
+  void add(double x) {
+    if (!std::isfinite(x) || x <= 0) return;  // log axes: only positive values count
+    low = std::min(low, x);
+    high = std::max(high, x);
+  }
+  [[nodiscard]] bool empty() const { return !(low <= high); }
+  /// "[low/1.5:high*1.5]": a margin of half a step on a log axis.
+  [[nodiscard]] std::string log_range() const { return fmt::format("[{:.6g}:{:.6g}]", low / 1.5, high * 1.5); }
+};
+
+/// Header shared by every script. gnuplot itself checks for pngcairo (GPVAL_TERMINALS lists what
+/// `set terminal` would print), so a script stays valid on a machine whose gnuplot lacks cairo.
+std::string script_header(std::string_view png, int width, int height) {
+  return fmt::format(
+      "# Written by `fusebench report`; run `gnuplot {0}.gp` in this folder to redraw.\n"
+      "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {{\n"
+      "  set terminal pngcairo noenhanced size {1},{2}\n"
+      "}} else {{\n"
+      "  set terminal png noenhanced size {1},{2}\n"
+      "}}\n"
+      "set output '{0}.png'\n"
+      "set datafile missing 'NaN'\n"
+      "set grid\n",
+      png, width, height);
+}
+
+std::string value_or_nan(double x) { return std::isfinite(x) ? fmt::format("{:.6g}", x) : std::string("NaN"); }
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw std::runtime_error(fmt::format("cannot write {}", path));
+}
+
+/// File-name-safe form of a model id.
+std::string file_stem(std::string_view name) {
+  std::string out(name);
+  for (char& ch : out)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-') ch = '_';
+  return out;
+}
+
+/// The executable to run: `program` itself when it contains a '/', else the first match on PATH.
+std::optional<fs::path> find_program(const std::string& program) {
+  if (program.find('/') != std::string::npos)
+    return ::access(program.c_str(), X_OK) == 0 ? std::optional<fs::path>(program) : std::nullopt;
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
+
+/// Runs `gnuplot script` inside `dir`, so the scripts can use plain relative names.
+void run_gnuplot(const fs::path& gnuplot, const fs::path& dir, const std::string& script) {
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("cannot start gnuplot: {}", std::strerror(errno)));
+  if (pid == 0) {
+    if (::chdir(dir.c_str()) != 0) ::_exit(126);
+    const std::string program = gnuplot.string();
+    char* argv[] = {const_cast<char*>(program.c_str()), const_cast<char*>(script.c_str()), nullptr};
+    ::execv(program.c_str(), argv);
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw std::runtime_error(fmt::format("waiting for gnuplot failed: {}", std::strerror(errno)));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error(fmt::format("gnuplot failed on {} ({})", dir / script,
+                                         WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))
+                                                           : std::string("killed by a signal")));
+}
+
+/// speedup.{dat,gp}: one point per (model, fused implementation) of the default config. Returns
+/// false when no model has a speedup to draw (reference-only or failing everywhere).
+bool write_speedup_chart(const fs::path& dir, const report_model& report) {
+  const std::size_t fused_names = report.geomeans.size();  // one geomean per fused implementation name
+  std::string data = "# label vs_ref low high vs_ref_tf32 low high\n";
+  extent y;
+  y.add(1.0);  // keep the parity line in view
+  int points = 0;
+  for (const model_report& m : report.models) {
+    const sweep_row* row = m.get_default_row();
+    if (row == nullptr) continue;
+    for (const fused_entry& e : row->fused) {
+      if (e.status != fused_status::ok || (!e.vs_ref && !e.vs_ref_tf32)) continue;
+      const std::string label = fused_names > 1 ? fmt::format("{}/{}", m.model, e.cell.implementation) : m.model;
+      std::string line = fmt::format("\"{}\"", label);
+      for (const auto& r : {e.vs_ref, e.vs_ref_tf32}) {
+        // No interval (no samples kept): draw the point with a zero-length bar.
+        const double low = r && std::isfinite(r->low) ? r->low : (r ? r->ratio : NAN);
+        const double high = r && std::isfinite(r->high) ? r->high : (r ? r->ratio : NAN);
+        line += fmt::format(" {} {} {}", value_or_nan(r ? r->ratio : NAN), value_or_nan(low), value_or_nan(high));
+        y.add(low);
+        y.add(high);
+      }
+      data += line + "\n";
+      ++points;
+    }
+  }
+  if (points == 0) return false;
+  write_text(dir / "speedup.dat", data);
+  std::string script = script_header("speedup", 1000, 600);
+  script += fmt::format(
+      "set title 'Fused speedup over libtorch, config {}: median ratio with 95% bootstrap interval'\n"
+      "set ylabel 'speedup (log scale)'\n"
+      "set logscale y\n"
+      "set yrange {}\n"
+      "set xrange [-0.5:{}]\n"
+      "set xtics rotate by -20\n"
+      "set key below\n"
+      "set arrow from graph 0, first 1 to graph 1, first 1 nohead dashtype 2\n"
+      "plot 'speedup.dat' using ($0-0.1):2:3:4:xtic(1) with yerrorbars pointtype 7 title 'vs ref (fp32, TF32 off)', \\\n"
+      "     '' using ($0+0.1):5:6:7 with yerrorbars pointtype 5 title 'vs ref_tf32'\n",
+      default_config_label, y.log_range(), points - 0.5);
+  write_text(dir / "speedup.gp", script);
+  return true;
+}
+
+/// time_vs_size_<model>.{dat,gp}: one line per implementation, median with p10–p90 bars, log-log.
+/// Returns the stem, or nullopt when the model has no timed case at all.
+std::optional<std::string> write_time_chart(const fs::path& dir, const model_report& m) {
+  const std::string stem = "time_vs_size_" + file_stem(m.model);
+  std::vector<std::string> impls{std::string(ref_impl), std::string(ref_tf32_impl)};
+  impls.insert(impls.end(), m.fused_implementations.begin(), m.fused_implementations.end());
+  std::string data;
+  std::vector<std::string> plots;
+  extent x;
+  extent y;
+  // One x tic per config, labelled like the Markdown size column: log decades alone say little
+  // when a sweep spans a factor of four.
+  std::vector<std::string> size_tics;
+  for (const sweep_row& row : m.rows)
+    if (std::isfinite(row.problem_size) && row.problem_size > 0)
+      size_tics.push_back(fmt::format("'{}' {:.6g}", detail::format_count(row.problem_size), row.problem_size));
+  for (const std::string& impl : impls) {
+    std::string block;
+    for (const sweep_row& row : m.rows) {
+      const impl_cell* cell = nullptr;
+      for (const impl_cell& c : row.all)
+        if (c.implementation == impl) cell = &c;
+      if (cell == nullptr || !cell->is_timed()) continue;
+      if (cell->floor && cell->floor->impossible) continue;  // suspect timing: not drawn as a result
+      const timing_stats& s = *cell->stats;
+      block += fmt::format("{} {} {} {}\n", value_or_nan(row.problem_size), value_or_nan(s.median * 1e3),
+                           value_or_nan(s.p10 * 1e3), value_or_nan(s.p90 * 1e3));
+      x.add(row.problem_size);
+      y.add(s.p10 * 1e3);
+      y.add(s.p90 * 1e3);
+      y.add(s.median * 1e3);
+    }
+    if (block.empty()) continue;
+    // gnuplot separates data sets ("index") by two blank lines.
+    data += fmt::format("# {}\n{}\n\n", impl, block);
+    plots.push_back(fmt::format("'{}.dat' index {} using 1:2:3:4 with yerrorlines pointtype 7 title '{}'", stem,
+                                plots.size(), impl));
+  }
+  if (plots.empty()) return std::nullopt;
+  write_text(dir / (stem + ".dat"), data);
+  std::string script = script_header(stem, 900, 600);
+  script += fmt::format(
+      "set title '{} (KernelBench #{}): median time vs problem size, bars p10-p90'\n"
+      "set xlabel 'problem size (elements)'\n"
+      "set ylabel 'median time [ms]'\n"
+      "set logscale xy\n"
+      "set xrange {}\n"
+      "set yrange {}\n"
+      "set xtics ({})\n"
+      "set key below\n",
+      m.model, m.kernelbench_id, x.log_range(), y.log_range(), fmt::join(size_tics, ", "));
+  std::string plot_line;
+  for (const std::string& p : plots)
+    plot_line += (plot_line.empty() ? "plot " : ", \\\n     ") + p;
+  script += plot_line + "\n";
+  write_text(dir / (stem + ".gp"), script);
+  return stem;
+}
+
+}  // namespace
+
+chart_printer::chart_printer(std::filesystem::path out_dir, std::ostream& warnings, std::string gnuplot)
+    : m_out_dir(std::move(out_dir)), m_warnings(warnings), m_gnuplot(std::move(gnuplot)) {}
+
+void chart_printer::do_print_report(const report_model& report) {
+  m_charts.clear();
+  m_scripts.clear();
+  std::error_code ec;
+  fs::create_directories(m_out_dir, ec);
+  if (ec) throw std::runtime_error(fmt::format("cannot create chart folder {}: {}", m_out_dir, ec.message()));
+
+  std::vector<std::string> stems;
+  if (write_speedup_chart(m_out_dir, report)) stems.emplace_back("speedup");
+  for (const model_report& m : report.models)
+    if (const auto stem = write_time_chart(m_out_dir, m)) stems.push_back(*stem);
+  for (const std::string& stem : stems) m_scripts.push_back(m_out_dir / (stem + ".gp"));
+
+  const std::optional<fs::path> gnuplot = find_program(m_gnuplot);
+  if (!gnuplot) {
+    fmt::print(m_warnings, "fusebench: warning: gnuplot not found ('{}'); charts skipped, scripts left in {}\n",
+               m_gnuplot, m_out_dir);
+    return;
+  }
+  for (const std::string& stem : stems) {
+    run_gnuplot(*gnuplot, m_out_dir, stem + ".gp");
+    m_charts.push_back(m_out_dir / (stem + ".png"));
+  }
+}
+
+}  // namespace fb::printers

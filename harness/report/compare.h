@@ -1,0 +1,79 @@
+#pragma once
+/// `compare BASE CUR`: per-case verdicts between two results files, judged against noise with a
+/// rank test on the samples plus a minimum effect size.
+#include <iosfwd>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/results/results.h"
+
+namespace fb::report {
+
+/// Thresholds of a comparison.
+struct compare_settings {
+  double alpha = 0.01;               ///< Mann-Whitney p-value below which a difference is real [probability]
+  double min_effect = 0.05;          ///< smallest change of the median that counts [fraction]
+  bool allow_different_gpu = false;  ///< compare runs whose gpu_name differs
+};
+
+/// The verdict on one (model, config_label, implementation).
+enum class verdict {
+  faster,  ///< p < alpha and cur/base < 1 - min_effect
+  slower,  ///< p < alpha and cur/base > 1 + min_effect: a regression
+  same,    ///< anything else, including cases without samples to test
+  missing, ///< in BASE, not in CUR
+  added,   ///< in CUR, not in BASE (printed "new")
+  fail,    ///< did not pass in CUR; a regression when it passed in BASE
+  fixed,   ///< did not pass in BASE, passes in CUR
+};
+
+/// "faster", "slower", "same", "missing", "new", "fail", "fixed".
+[[nodiscard]] std::string_view to_string(verdict v);
+
+/// One matched (or unmatched) case.
+struct case_comparison {
+  std::string model;           ///< registry id
+  std::string config_label;    ///< e.g. "default"
+  std::string implementation;  ///< e.g. "fused_cuda"
+  std::optional<double> base_median;  ///< [seconds]; nullopt when absent, not passed or not timed
+  std::optional<double> cur_median;   ///< [seconds]; same rule
+  std::optional<double> ratio;        ///< cur_median / base_median
+  std::optional<double> p_value;      ///< two-sided Mann-Whitney p-value; nullopt without samples on both sides
+  verdict result = verdict::same;     ///< the verdict
+  bool regression = false;            ///< slower, or passed in BASE and not in CUR
+  std::string note;                   ///< why, for missing/fail/same-without-test; empty otherwise
+  /// "model/config_label/implementation".
+  [[nodiscard]] std::string get_name() const;
+};
+
+/// All verdicts of a comparison, BASE order first, then cases new in CUR.
+struct comparison {
+  std::vector<case_comparison> cases;  ///< one per distinct key
+  compare_settings settings;           ///< thresholds used
+  /// True when any case is a regression (exit status 1).
+  [[nodiscard]] bool has_regression() const;
+  /// Number of cases with verdict `v` [count].
+  [[nodiscard]] std::size_t count(verdict v) const;
+};
+
+/// Refusal to compare (different GPUs, bad thresholds): a usage error, exit status 2.
+class compare_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Matches cases by (model, config_label, implementation) and judges each. Throws compare_error when
+/// the environments' gpu_name differ and settings.allow_different_gpu is false, or when alpha is
+/// not in (0, 1) or min_effect is negative.
+[[nodiscard]] comparison compare_results(const results_file& base, const results_file& cur,
+                                         const compare_settings& settings = {});
+
+/// Markdown table: case, base median, cur median, ratio, p-value, verdict.
+void print_comparison_markdown(std::ostream& out, const comparison& c);
+
+/// One line, e.g. "REGRESSION: 2 slower, 1 newly failing; 3 faster, 10 same, 0 missing, 0 new (alpha 0.01, min effect 5%)".
+[[nodiscard]] std::string comparison_summary(const comparison& c);
+
+}  // namespace fb::report

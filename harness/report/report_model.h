@@ -1,0 +1,99 @@
+#pragma once
+/// The plain record every printer formats: a results file regrouped per model and per config, with
+/// speedups, intervals and statuses already decided, so printers only format (cf. Google
+/// Benchmark's BenchmarkReporter::Run).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/results/results.h"
+#include "harness/stats/ratio_interval.h"
+
+namespace fb::report {
+
+/// Implementation names with a fixed role; every other name is a fused implementation.
+inline constexpr std::string_view ref_impl = "ref";            ///< libtorch fp32, TF32 off: the exact reference
+inline constexpr std::string_view ref_tf32_impl = "ref_tf32";  ///< libtorch with TF32 allowed: informational
+/// Config label of the default config, used by the summary, the geomean and the speedup chart.
+inline constexpr std::string_view default_config_label = "default";
+
+/// True for implementations other than ref and ref_tf32.
+[[nodiscard]] bool is_fused_implementation(std::string_view implementation);
+
+/// One implementation's measurement in one row.
+struct impl_cell {
+  std::string implementation;           ///< e.g. "ref", "fused_cuda"
+  fb::outcome outcome = fb::outcome::not_run;  ///< verification result
+  std::string message;                  ///< why it did not pass
+  double max_abs_error = 0.0;           ///< against the reference
+  double max_rel_error = 0.0;           ///< against the reference
+  std::optional<timing_stats> stats;    ///< absent when not timed
+  std::optional<floor_estimate> floor;  ///< absent when no floor is known
+  /// True when it passed and has a median, i.e. its time may be shown and compared.
+  [[nodiscard]] bool is_timed() const { return outcome == fb::outcome::passed && stats.has_value(); }
+};
+
+/// What the report says about a fused implementation in one row.
+enum class fused_status {
+  ok,          ///< passed and timed: speedups shown
+  fail,        ///< incorrect or failed: never a speedup
+  skipped,     ///< not_run, not_supported or invalid_config: never a speedup
+  impossible,  ///< passed, but faster than the roofline floor: the timing or the floor is wrong
+  untimed,     ///< passed but has no timing
+  missing,     ///< this config has no result for this implementation
+};
+
+/// Display word of a status: "ok", "FAIL", "SKIP", "IMPOSSIBLE", "untimed", "missing".
+[[nodiscard]] std::string_view to_string(fused_status status);
+
+/// A fused implementation in one row, with its speedups over the references.
+struct fused_entry {
+  impl_cell cell;                                  ///< its measurement (implementation set even when missing)
+  fused_status status = fused_status::missing;     ///< what the report says about it
+  std::optional<stats::ratio_estimate> vs_ref;       ///< median(ref) / median(fused); only when status is ok or impossible
+  std::optional<stats::ratio_estimate> vs_ref_tf32;  ///< median(ref_tf32) / median(fused); same rule
+};
+
+/// One config of one model.
+struct sweep_row {
+  std::string config_label;              ///< e.g. "default"
+  double problem_size = 0.0;             ///< size axis [count]
+  nlohmann::json config;                 ///< the config of the row (of its first case)
+  std::optional<impl_cell> ref;          ///< the exact reference
+  std::optional<impl_cell> ref_tf32;     ///< the TF32 reference
+  std::vector<fused_entry> fused;        ///< one per model_report::fused_implementations, same order
+  std::vector<impl_cell> all;            ///< every implementation of the row, in canonical order (ref, ref_tf32, fused...)
+};
+
+/// One model: its sweep, ordered by problem size.
+struct model_report {
+  std::string model;                               ///< registry id
+  int kernelbench_id = 0;                          ///< KernelBench level-2 number
+  std::vector<std::string> fused_implementations;  ///< sorted names; empty for a reference-only model
+  std::vector<sweep_row> rows;                     ///< by problem size, then config label
+  /// The row labelled "default", if any.
+  [[nodiscard]] const sweep_row* get_default_row() const;
+};
+
+/// Geometric mean of the default-config speedups of one fused implementation over the models.
+struct geomean_entry {
+  std::string implementation;  ///< fused implementation name
+  std::optional<double> vs_ref;       ///< geomean of median(ref)/median(fused); nullopt when no model counts
+  int models_vs_ref = 0;              ///< models that count (status ok and ref timed) [count]
+  std::optional<double> vs_ref_tf32;  ///< same against ref_tf32
+  int models_vs_ref_tf32 = 0;         ///< [count]
+};
+
+/// Everything a printer needs.
+struct report_model {
+  run_environment environment;          ///< copied from the results file
+  std::vector<model_report> models;     ///< by KernelBench number
+  std::vector<geomean_entry> geomeans;  ///< one per fused implementation name
+};
+
+/// Regroups a results file. Cases with the same (model, config_label, implementation) keep the last
+/// one (a re-run overrides). Speedups use stats::ratio_interval with its default, fixed seed, so
+/// the report of a file is always the same.
+[[nodiscard]] report_model build_report_model(const results_file& results);
+
+}  // namespace fb::report

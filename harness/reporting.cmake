@@ -1,0 +1,48 @@
+# Reporting and regression tracking: results file, statistics, printers, report/compare, and the
+# torch-free bench building blocks. Included from harness/CMakeLists.txt. Nothing here needs libtorch
+# or a GPU, so reports and compares build and test on any CI machine.
+set(FUSEBENCH_REPORTING_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+add_library(fusebench_reporting STATIC
+  ${FUSEBENCH_REPORTING_DIR}/results/results.cpp
+  ${FUSEBENCH_REPORTING_DIR}/results/results_writer.cpp
+  ${FUSEBENCH_REPORTING_DIR}/results/gbench_json.cpp
+  ${FUSEBENCH_REPORTING_DIR}/results/detail/atomic_file.cpp
+  ${FUSEBENCH_REPORTING_DIR}/stats/summary.cpp
+  ${FUSEBENCH_REPORTING_DIR}/stats/mann_whitney.cpp
+  ${FUSEBENCH_REPORTING_DIR}/stats/ratio_interval.cpp
+  ${FUSEBENCH_REPORTING_DIR}/printers/detail/format.cpp
+  ${FUSEBENCH_REPORTING_DIR}/printers/markdown_printer.cpp
+  ${FUSEBENCH_REPORTING_DIR}/printers/csv_printer.cpp
+  ${FUSEBENCH_REPORTING_DIR}/printers/chart_printer.cpp
+  ${FUSEBENCH_REPORTING_DIR}/printers/printer_multiplex.cpp
+  ${FUSEBENCH_REPORTING_DIR}/report/report_model.cpp
+  ${FUSEBENCH_REPORTING_DIR}/report/compare.cpp
+  ${FUSEBENCH_REPORTING_DIR}/bench/bench_state.cpp
+  ${FUSEBENCH_REPORTING_DIR}/bench/repetition_policy.cpp
+  ${FUSEBENCH_REPORTING_DIR}/bench/progress.cpp
+  ${FUSEBENCH_REPORTING_DIR}/bench/host_timing.cpp)
+# Repo root, so that sources include "harness/results/results.h".
+target_include_directories(fusebench_reporting PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(fusebench_reporting PUBLIC nlohmann_json::nlohmann_json fmt::fmt CLI11::CLI11)
+target_compile_features(fusebench_reporting PUBLIC cxx_std_17)
+if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  target_compile_options(fusebench_reporting PRIVATE -Wall -Wextra -Wpedantic)
+endif()
+
+# The `report` and `compare` subcommands, linked into the fusebench executable by main.cpp.
+add_library(fusebench_reporting_cli STATIC
+  ${FUSEBENCH_REPORTING_DIR}/cli/report.cpp
+  ${FUSEBENCH_REPORTING_DIR}/cli/compare.cpp)
+target_link_libraries(fusebench_reporting_cli PUBLIC fusebench_reporting)
+if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  target_compile_options(fusebench_reporting_cli PRIVATE -Wall -Wextra -Wpedantic)
+endif()
+
+# CUDA timing blocks (events, L2 flush, bandwidth and FMA-peak calibration), wherever nvcc exists.
+if(FUSEBENCH_HAVE_CUDA)
+  add_library(fusebench_bench_device STATIC ${FUSEBENCH_REPORTING_DIR}/bench/device_timing.cu)
+  set_target_properties(fusebench_bench_device PROPERTIES CUDA_ARCHITECTURES 90)
+  target_include_directories(fusebench_bench_device PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(fusebench_bench_device PUBLIC CUDA::cudart)
+endif()

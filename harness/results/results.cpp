@@ -1,0 +1,322 @@
+#include "harness/results/results.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "harness/results/detail/atomic_file.h"
+#include "harness/stats/summary.h"
+
+namespace fb {
+namespace {
+
+using json = nlohmann::json;
+
+/// JSON has no NaN or infinity; nlohmann would write them as null anyway, so say so explicitly.
+json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+
+json to_json(const run_environment& env) {
+  return json{{"device", env.device},
+              {"gpu_name", env.gpu_name},
+              {"sm_count", env.sm_count},
+              {"l2_bytes", env.l2_bytes},
+              {"driver", env.driver},
+              {"cuda_runtime", env.cuda_runtime},
+              {"libtorch", env.libtorch},
+              {"git_commit", env.git_commit},
+              {"build_type", env.build_type},
+              {"date", env.date},
+              {"hostname", env.hostname},
+              {"measured_bandwidth", number_or_null(env.measured_bandwidth)},
+              {"measured_fp32_peak", number_or_null(env.measured_fp32_peak)},
+              {"sweep", env.sweep},
+              {"seed", env.seed}};
+}
+
+json to_json(const timing_stats& s) {
+  json samples = json::array();
+  for (double x : s.samples) samples.push_back(number_or_null(x));
+  return json{{"median", number_or_null(s.median)}, {"p10", number_or_null(s.p10)},
+              {"p90", number_or_null(s.p90)},       {"mean", number_or_null(s.mean)},
+              {"stdev", number_or_null(s.stdev)},   {"n", s.n},
+              {"samples", std::move(samples)}};
+}
+
+json to_json(const floor_estimate& f) {
+  return json{{"bytes", number_or_null(f.bytes)},
+              {"flops", number_or_null(f.flops)},
+              {"floor_seconds", number_or_null(f.floor_seconds)},
+              {"percent_of_floor", number_or_null(f.percent_of_floor)},
+              {"impossible", f.impossible}};
+}
+
+json to_json(const case_result& c) {
+  json j{{"model", c.model},
+         {"kernelbench_id", c.kernelbench_id},
+         {"config", c.config.is_null() ? json::object() : c.config},
+         {"config_label", c.config_label},
+         {"problem_size", number_or_null(c.problem_size)},
+         {"implementation", c.implementation},
+         {"outcome", std::string(to_string(c.outcome))},
+         {"message", c.message},
+         {"max_abs_error", number_or_null(c.max_abs_error)},
+         {"max_rel_error", number_or_null(c.max_rel_error)}};
+  j["stats"] = c.stats ? to_json(*c.stats) : json(nullptr);
+  j["floor"] = c.floor ? to_json(*c.floor) : json(nullptr);
+  return j;
+}
+
+/// Reads typed fields and names the full path of whatever is missing or mistyped, so that a user
+/// can find `cases[3].stats.median` in a 2 MB file.
+class field_reader {
+ public:
+  explicit field_reader(std::string_view source) : m_source(source) {}
+
+  [[noreturn]] void fail(std::string_view problem) const {
+    throw results_error(fmt::format("results file '{}': {}", m_source, problem));
+  }
+
+  [[nodiscard]] static std::string join(std::string_view parent, std::string_view key) {
+    return parent.empty() ? std::string(key) : fmt::format("{}.{}", parent, key);
+  }
+
+  const json& require(const json& object, std::string_view parent, const char* key) const {
+    const auto it = object.find(key);
+    if (it == object.end()) fail(fmt::format("field {} is missing", join(parent, key)));
+    return *it;
+  }
+
+  void expect_object(const json& value, const std::string& path) const {
+    if (!value.is_object()) fail(fmt::format("field {} has type {}, expected an object", path, value.type_name()));
+  }
+
+  [[nodiscard]] std::string get_string(const json& object, std::string_view parent, const char* key) const {
+    const json& v = require(object, parent, key);
+    if (!v.is_string()) mistyped(join(parent, key), v, "a string");
+    return v.get<std::string>();
+  }
+
+  /// A number, or null for a value that was not finite when written.
+  [[nodiscard]] double get_number(const json& value, const std::string& path) const {
+    if (value.is_null()) return std::numeric_limits<double>::quiet_NaN();
+    if (!value.is_number()) mistyped(path, value, "a number");
+    return value.get<double>();
+  }
+  [[nodiscard]] double get_number(const json& object, std::string_view parent, const char* key) const {
+    return get_number(require(object, parent, key), join(parent, key));
+  }
+
+  [[nodiscard]] std::int64_t get_integer(const json& object, std::string_view parent, const char* key) const {
+    const json& v = require(object, parent, key);
+    if (!v.is_number_integer()) mistyped(join(parent, key), v, "an integer");
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+      fail(fmt::format("field {} is {}, which does not fit in a signed 64-bit integer", join(parent, key), v.dump()));
+    return v.get<std::int64_t>();
+  }
+
+  [[nodiscard]] int get_int(const json& object, std::string_view parent, const char* key) const {
+    const std::int64_t v = get_integer(object, parent, key);
+    if (v < INT32_MIN || v > INT32_MAX) fail(fmt::format("field {} is {}, out of range", join(parent, key), v));
+    return static_cast<int>(v);
+  }
+
+  [[nodiscard]] std::uint64_t get_unsigned(const json& object, std::string_view parent, const char* key) const {
+    const json& v = require(object, parent, key);
+    if (!v.is_number_unsigned()) mistyped(join(parent, key), v, "a non-negative integer");
+    return v.get<std::uint64_t>();
+  }
+
+  [[nodiscard]] bool get_bool(const json& object, std::string_view parent, const char* key) const {
+    const json& v = require(object, parent, key);
+    if (!v.is_boolean()) mistyped(join(parent, key), v, "a boolean");
+    return v.get<bool>();
+  }
+
+ private:
+  [[noreturn]] void mistyped(const std::string& path, const json& value, std::string_view expected) const {
+    // "number" alone would hide why 3.5 is wrong for an integer field, so show the value too.
+    const std::string shown = value.is_primitive() ? fmt::format(" ({})", value.dump()) : std::string();
+    fail(fmt::format("field {} has type {}{}, expected {}", path, value.type_name(), shown, expected));
+  }
+
+  std::string m_source;
+};
+
+run_environment environment_from_json(const field_reader& r, const json& j, const std::string& p) {
+  r.expect_object(j, p);
+  run_environment env;
+  env.device = r.get_string(j, p, "device");
+  env.gpu_name = r.get_string(j, p, "gpu_name");
+  env.sm_count = r.get_int(j, p, "sm_count");
+  env.l2_bytes = r.get_integer(j, p, "l2_bytes");
+  env.driver = r.get_string(j, p, "driver");
+  env.cuda_runtime = r.get_string(j, p, "cuda_runtime");
+  env.libtorch = r.get_string(j, p, "libtorch");
+  env.git_commit = r.get_string(j, p, "git_commit");
+  env.build_type = r.get_string(j, p, "build_type");
+  env.date = r.get_string(j, p, "date");
+  env.hostname = r.get_string(j, p, "hostname");
+  env.measured_bandwidth = r.get_number(j, p, "measured_bandwidth");
+  env.measured_fp32_peak = r.get_number(j, p, "measured_fp32_peak");
+  env.sweep = r.get_string(j, p, "sweep");
+  env.seed = r.get_unsigned(j, p, "seed");
+  return env;
+}
+
+timing_stats stats_from_json(const field_reader& r, const json& j, const std::string& p) {
+  r.expect_object(j, p);
+  timing_stats s;
+  s.median = r.get_number(j, p, "median");
+  s.p10 = r.get_number(j, p, "p10");
+  s.p90 = r.get_number(j, p, "p90");
+  s.mean = r.get_number(j, p, "mean");
+  s.stdev = r.get_number(j, p, "stdev");
+  s.n = r.get_integer(j, p, "n");
+  const json& samples = r.require(j, p, "samples");
+  const std::string samples_path = field_reader::join(p, "samples");
+  if (!samples.is_array())
+    r.fail(fmt::format("field {} has type {}, expected an array", samples_path, samples.type_name()));
+  s.samples.reserve(samples.size());
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    s.samples.push_back(r.get_number(samples[i], fmt::format("{}[{}]", samples_path, i)));
+  return s;
+}
+
+floor_estimate floor_from_json(const field_reader& r, const json& j, const std::string& p) {
+  r.expect_object(j, p);
+  floor_estimate f;
+  f.bytes = r.get_number(j, p, "bytes");
+  f.flops = r.get_number(j, p, "flops");
+  f.floor_seconds = r.get_number(j, p, "floor_seconds");
+  f.percent_of_floor = r.get_number(j, p, "percent_of_floor");
+  f.impossible = r.get_bool(j, p, "impossible");
+  return f;
+}
+
+case_result case_from_json(const field_reader& r, const json& j, const std::string& p) {
+  r.expect_object(j, p);
+  case_result c;
+  c.model = r.get_string(j, p, "model");
+  c.kernelbench_id = r.get_int(j, p, "kernelbench_id");
+  c.config = r.require(j, p, "config");
+  r.expect_object(c.config, field_reader::join(p, "config"));
+  c.config_label = r.get_string(j, p, "config_label");
+  c.problem_size = r.get_number(j, p, "problem_size");
+  c.implementation = r.get_string(j, p, "implementation");
+  const std::string outcome_name = r.get_string(j, p, "outcome");
+  const std::optional<fb::outcome> o = outcome_from_string(outcome_name);
+  if (!o) {
+    std::vector<std::string_view> names;
+    for (fb::outcome known : all_outcomes) names.push_back(to_string(known));
+    r.fail(fmt::format("field {} is \"{}\", expected one of {}", field_reader::join(p, "outcome"), outcome_name,
+                       fmt::join(names, ", ")));
+  }
+  c.outcome = *o;
+  c.message = r.get_string(j, p, "message");
+  c.max_abs_error = r.get_number(j, p, "max_abs_error");
+  c.max_rel_error = r.get_number(j, p, "max_rel_error");
+  // stats and floor are optional: absent or null means "not timed" / "no floor".
+  if (const auto it = j.find("stats"); it != j.end() && !it->is_null())
+    c.stats = stats_from_json(r, *it, field_reader::join(p, "stats"));
+  if (const auto it = j.find("floor"); it != j.end() && !it->is_null())
+    c.floor = floor_from_json(r, *it, field_reader::join(p, "floor"));
+  return c;
+}
+
+}  // namespace
+
+timing_stats summarize_samples(std::vector<double> samples) {
+  if (samples.empty()) throw std::invalid_argument("summarize_samples: no samples");
+  timing_stats s;
+  s.median = stats::median(samples);
+  s.p10 = stats::percentile(samples, 10.0);
+  s.p90 = stats::percentile(samples, 90.0);
+  s.mean = stats::mean(samples);
+  s.stdev = stats::stdev(samples);
+  s.n = static_cast<std::int64_t>(samples.size());
+  s.samples = std::move(samples);
+  return s;
+}
+
+floor_estimate make_floor_estimate(double bytes, double flops, double bandwidth, double peak, double median) {
+  floor_estimate f;
+  f.bytes = bytes;
+  f.flops = flops;
+  const double memory_time = bandwidth > 0.0 ? bytes / bandwidth : 0.0;
+  const double compute_time = peak > 0.0 ? flops / peak : 0.0;
+  f.floor_seconds = std::max(memory_time, compute_time);
+  f.percent_of_floor = median > 0.0 ? f.floor_seconds / median * 100.0 : std::numeric_limits<double>::quiet_NaN();
+  f.impossible = median > 0.0 && median < f.floor_seconds;
+  return f;
+}
+
+nlohmann::json results_to_json(const results_file& results) {
+  json cases = json::array();
+  for (const case_result& c : results.cases) cases.push_back(to_json(c));
+  return json{{"schema", results.schema},
+              {"version", results.version},
+              {"environment", to_json(results.environment)},
+              {"cases", std::move(cases)}};
+}
+
+results_file results_from_json(const nlohmann::json& doc, std::string_view source) {
+  const field_reader r(source);
+  if (!doc.is_object()) r.fail(fmt::format("the top level is {}, expected an object", doc.type_name()));
+  // Schema and version first: a file of another kind or version gets that message, not a field error.
+  const auto schema = doc.find("schema");
+  if (schema == doc.end() || !schema->is_string())
+    r.fail(fmt::format("field schema is missing or not a string: this is not a {} file", results_schema_name));
+  if (schema->get<std::string>() != results_schema_name)
+    r.fail(fmt::format("schema is \"{}\", expected \"{}\"", schema->get<std::string>(), results_schema_name));
+  const auto version = doc.find("version");
+  if (version == doc.end() || !version->is_number_integer())
+    r.fail("field version is missing or not an integer");
+  if (version->get<std::int64_t>() != results_schema_version)
+    r.fail(fmt::format("version {} is not supported: this fusebench reads version {} only", version->dump(),
+                       results_schema_version));
+
+  results_file results;
+  results.schema = std::string(results_schema_name);
+  results.version = results_schema_version;
+  results.environment = environment_from_json(r, r.require(doc, "", "environment"), "environment");
+  const json& cases = r.require(doc, "", "cases");
+  if (!cases.is_array()) r.fail(fmt::format("field cases has type {}, expected an array", cases.type_name()));
+  results.cases.reserve(cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    results.cases.push_back(case_from_json(r, cases[i], fmt::format("cases[{}]", i)));
+  return results;
+}
+
+results_file load_results(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw results_error(fmt::format("results file '{}' does not exist", name));
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw results_error(fmt::format("results file '{}' is not a regular file", name));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw results_error(fmt::format("results file '{}' cannot be opened", name));
+  std::ostringstream text;
+  text << in.rdbuf();
+  json doc;
+  try {
+    doc = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    // nlohmann's what() starts with "[json.exception.parse_error.101] "; the rest is the useful part.
+    std::string_view detail = e.what();
+    if (const auto cut = detail.find("] "); cut != std::string_view::npos) detail.remove_prefix(cut + 2);
+    throw results_error(fmt::format("results file '{}' is not valid JSON (truncated or corrupt?) at byte {}: {}",
+                                    name, e.byte, detail));
+  }
+  return results_from_json(doc, name);
+}
+
+void save_results(const results_file& results, const std::filesystem::path& path) {
+  detail::write_file_atomically(path, results_to_json(results).dump(2) + "\n");
+}
+
+}  // namespace fb

@@ -1,0 +1,116 @@
+#pragma once
+/// The versioned results file (schema "fusebench-results"): what `bench` writes and what `report` and
+/// `compare` read. Plain structs, torch-free and CUDA-free, so that every tool can use them.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/outcome.h"
+
+namespace fb {
+
+/// Name written in the "schema" field of every results file.
+inline constexpr std::string_view results_schema_name = "fusebench-results";
+/// Version this build writes and the only one it reads; bump it when a field changes meaning.
+inline constexpr int results_schema_version = 1;
+
+/// Where and how a run was measured; compare refuses to mix runs of different GPUs.
+struct run_environment {
+  std::string device;               ///< "cuda" or "cpu"
+  std::string gpu_name;             ///< e.g. "NVIDIA H200"; empty on CPU runs
+  int sm_count = 0;                 ///< streaming multiprocessors [count]
+  std::int64_t l2_bytes = 0;        ///< L2 cache size [bytes]
+  std::string driver;               ///< driver version, e.g. "580.65.06 (CUDA 13.0)"
+  std::string cuda_runtime;         ///< CUDA runtime version, e.g. "13.0"
+  std::string libtorch;             ///< libtorch version of the references, e.g. "2.11.0"
+  std::string git_commit;           ///< commit of the harness that measured
+  std::string build_type;           ///< CMAKE_BUILD_TYPE, e.g. "Release"
+  std::string date;                 ///< start of the run, ISO-8601 UTC, e.g. "2025-11-22T03:33:00Z"
+  std::string hostname;             ///< machine that measured
+  double measured_bandwidth = 0.0;  ///< device-to-device copy, read + written [bytes/s]
+  double measured_fp32_peak = 0.0;  ///< calibrated FMA kernel [FLOP/s]
+  std::string sweep;                ///< name of the config sweep that was run, e.g. "default" or "batch"
+  std::uint64_t seed = 0;           ///< seed of inputs and parameters
+};
+
+/// Summary of the timed repetitions of one case.
+struct timing_stats {
+  double median = 0.0;          ///< [seconds]
+  double p10 = 0.0;             ///< 10th percentile [seconds]
+  double p90 = 0.0;             ///< 90th percentile [seconds]
+  double mean = 0.0;            ///< [seconds]
+  double stdev = 0.0;           ///< sample standard deviation [seconds]
+  std::int64_t n = 0;           ///< number of timed repetitions [count]
+  std::vector<double> samples;  ///< every repetition, kept for rank tests and intervals [seconds]
+};
+
+/// Roofline floor of a case: no correct implementation can beat floor_seconds on this device.
+struct floor_estimate {
+  double bytes = 0.0;             ///< minimal global-memory traffic of the fused algorithm [bytes]
+  double flops = 0.0;             ///< minimal arithmetic of the fused algorithm [FLOP]
+  double floor_seconds = 0.0;     ///< max(bytes / bandwidth, flops / peak) [seconds]
+  double percent_of_floor = 0.0;  ///< floor_seconds / median * 100; 100 means at the floor [%]
+  bool impossible = false;        ///< median < floor_seconds: the timing or the floor is wrong
+};
+
+/// One (model, config, implementation) measurement.
+struct case_result {
+  std::string model;                    ///< registry id, e.g. "convt2d_mul_gap"
+  int kernelbench_id = 0;               ///< KernelBench level-2 problem number
+  nlohmann::json config;                ///< the config, with the KernelBench key names
+  std::string config_label;             ///< e.g. "default", "batch x0.5"
+  double problem_size = 0.0;            ///< size axis of the charts, e.g. conv-output elements [count]
+  std::string implementation;           ///< "ref", "ref_tf32", "fused_cuda", "fused_host", ...
+  fb::outcome outcome = fb::outcome::not_run;  ///< verification result
+  std::string message;                  ///< why it did not pass; empty when it passed
+  double max_abs_error = 0.0;           ///< against the reference; NaN when not computed
+  double max_rel_error = 0.0;           ///< against the reference; NaN when not computed
+  std::optional<timing_stats> stats;    ///< absent when the case was not timed
+  std::optional<floor_estimate> floor;  ///< absent when the model declares no floor
+};
+
+/// The whole file.
+struct results_file {
+  std::string schema = std::string(results_schema_name);  ///< always "fusebench-results"
+  int version = results_schema_version;                   ///< schema version
+  run_environment environment;                            ///< where it was measured
+  std::vector<case_result> cases;                         ///< in the order they finished
+};
+
+/// A results file that cannot be used; what() names the file and what is wrong with it.
+class results_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Summary statistics of samples [seconds]; keeps the samples. REQUIRES: samples non-empty.
+[[nodiscard]] timing_stats summarize_samples(std::vector<double> samples);
+
+/// Floor of a case from its minimal traffic [bytes] and work [FLOP], the device's measured
+/// bandwidth [bytes/s] and peak [FLOP/s], and its median time [seconds]. A bandwidth or peak <= 0
+/// drops that term (unknown device).
+[[nodiscard]] floor_estimate make_floor_estimate(double bytes, double flops, double bandwidth, double peak,
+                                                 double median);
+
+/// The file as JSON; non-finite numbers are written as null (JSON has no NaN).
+[[nodiscard]] nlohmann::json results_to_json(const results_file& results);
+
+/// Parses and validates a results document. `source` names it in error messages.
+/// Throws results_error naming the field path (e.g. `cases[3].stats.median`) on a missing or
+/// mistyped field, a wrong schema name or an unsupported version.
+[[nodiscard]] results_file results_from_json(const nlohmann::json& doc, std::string_view source);
+
+/// Reads a results file. Throws results_error for a missing file, corrupt or truncated JSON (with
+/// the byte position), a wrong schema or version, and missing or mistyped fields.
+[[nodiscard]] results_file load_results(const std::filesystem::path& path);
+
+/// Writes a results file atomically (temporary file, then rename), so readers never see half a file.
+void save_results(const results_file& results, const std::filesystem::path& path);
+
+}  // namespace fb

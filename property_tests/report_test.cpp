@@ -1,0 +1,285 @@
+/// `report`: the fixture renders to the golden Markdown byte for byte, failing cases never show a
+/// speedup, the CSV has its columns, the charts are drawn (or skipped without gnuplot), and bad
+/// input exits 2.
+///
+/// To regenerate the golden after an intended change of the Markdown, run
+///   FUSEBENCH_UPDATE_GOLDEN=1 ./build/reporting/property_tests/reporting_test --gtest_filter='report.markdown_matches_golden'
+/// then review `git diff property_tests/fixtures/report_golden.md` before committing it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "harness/cli/reporting_commands.h"
+#include "harness/printers/chart_printer.h"
+#include "harness/printers/csv_printer.h"
+#include "harness/printers/markdown_printer.h"
+#include "harness/printers/printer_multiplex.h"
+#include "harness/report/report_model.h"
+#include "harness/results/results.h"
+#include "harness/stats/summary.h"
+
+namespace {
+
+using namespace fb;
+namespace fs = std::filesystem;
+
+const fs::path fixture_dir = FUSEBENCH_FIXTURE_DIR;
+const fs::path fixture = fixture_dir / "results_fixture.json";
+const fs::path golden = fixture_dir / "report_golden.md";
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string render_markdown(const report::report_model& model) {
+  std::ostringstream out;
+  printers::markdown_printer(out).print_report(model);
+  return out.str();
+}
+
+/// The lines of `text` that contain `needle`.
+std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
+  std::vector<std::string> found;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(needle) != std::string::npos) found.push_back(line);
+  return found;
+}
+
+/// RFC 4180 split of one CSV line (enough for the test: no newlines inside fields).
+std::vector<std::string> csv_split(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted && ch == '"' && i + 1 < line.size() && line[i + 1] == '"') fields.back() += '"', ++i;
+    else if (ch == '"') quoted = !quoted;
+    else if (ch == ',' && !quoted) fields.emplace_back();
+    else fields.back() += ch;
+  }
+  return fields;
+}
+
+class temp_folder : public testing::Test {
+ protected:
+  void SetUp() override {
+    m_dir = fs::temp_directory_path() /
+            ("fusebench_report_" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+             std::to_string(::getpid()));
+    fs::remove_all(m_dir);
+    fs::create_directories(m_dir);
+  }
+  void TearDown() override { fs::remove_all(m_dir); }
+  fs::path m_dir;
+};
+
+TEST(report, markdown_matches_golden) {
+  const std::string rendered = render_markdown(report::build_report_model(load_results(fixture)));
+  if (std::getenv("FUSEBENCH_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(golden, std::ios::binary | std::ios::trunc) << rendered;
+    std::cout << "updated " << golden << "\n";
+  }
+  EXPECT_EQ(rendered, read_text(golden)) << "regenerate with FUSEBENCH_UPDATE_GOLDEN=1 (see the top of this file)";
+}
+
+TEST(report, model_groups_sorts_and_decides_statuses) {
+  const report::report_model m = report::build_report_model(load_results(fixture));
+  ASSERT_EQ(m.models.size(), 5u);
+  const int ids[] = {15, 34, 42, 44, 77};
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(m.models[i].kernelbench_id, ids[i]);
+
+  const report::model_report& mul_gap = m.models[3];
+  ASSERT_EQ(mul_gap.rows.size(), 3u);
+  EXPECT_EQ(mul_gap.rows[0].config_label, "batch x0.5");  // by problem size, not by name
+  EXPECT_EQ(mul_gap.rows[2].config_label, "batch x2");
+  const report::fused_entry& e = mul_gap.get_default_row()->fused.at(0);
+  EXPECT_EQ(e.status, report::fused_status::ok);
+  ASSERT_TRUE(e.vs_ref.has_value());
+  EXPECT_DOUBLE_EQ(e.vs_ref->ratio, mul_gap.get_default_row()->ref->stats->median / e.cell.stats->median);
+  EXPECT_LT(e.vs_ref->low, e.vs_ref->ratio);
+  EXPECT_GT(e.vs_ref->high, e.vs_ref->ratio);
+
+  // #42 batch x2 is below its floor; #77's fused implementation is incorrect.
+  EXPECT_EQ(m.models[2].rows.back().fused.at(0).status, report::fused_status::impossible);
+  const report::fused_entry& failing = m.models[4].get_default_row()->fused.at(0);
+  EXPECT_EQ(failing.status, report::fused_status::fail);
+  EXPECT_FALSE(failing.vs_ref.has_value());
+  EXPECT_FALSE(failing.vs_ref_tf32.has_value());
+  EXPECT_TRUE(m.models[0].fused_implementations.empty());  // #15 is reference-only
+
+  // Geometric mean over the models whose default fused case is ok: #42 and #44, not #77.
+  ASSERT_EQ(m.geomeans.size(), 1u);
+  EXPECT_EQ(m.geomeans[0].models_vs_ref, 2);
+  const double r42 = m.models[2].get_default_row()->fused[0].vs_ref->ratio;
+  const double r44 = e.vs_ref->ratio;
+  EXPECT_NEAR(*m.geomeans[0].vs_ref, std::sqrt(r42 * r44), 1e-12);
+}
+
+TEST(report, a_failing_case_never_shows_a_speedup) {
+  const std::string md = render_markdown(report::build_report_model(load_results(fixture)));
+  const auto rows = lines_with(md, "| convt3d_scale_bn_gap | 77 | fused_cuda |");
+  ASSERT_EQ(rows.size(), 1u) << md;
+  EXPECT_NE(rows[0].find("FAIL (incorrect)"), std::string::npos) << rows[0];
+  EXPECT_EQ(rows[0].find("×"), std::string::npos) << rows[0];
+  EXPECT_EQ(rows[0].find("1.10 ms"), std::string::npos) << "a failing case's time is shown: " << rows[0];
+  EXPECT_NE(md.find("- `default` fused_cuda: incorrect: values: max abs error 3.1e-03"), std::string::npos);
+  // Reference-only models: reference times, and a dash for every speedup.
+  const auto ref_only = lines_with(md, "| convt3d_bn_sub | 15 |");
+  ASSERT_EQ(ref_only.size(), 1u);
+  EXPECT_NE(ref_only[0].find("| 3.88 ms | 1.86 ms | — | — | — | — | reference only |"), std::string::npos) << ref_only[0];
+}
+
+TEST(report, csv_has_one_row_per_case_and_all_columns) {
+  const results_file results = load_results(fixture);
+  std::ostringstream out;
+  printers::csv_printer(out).print_report(report::build_report_model(results));
+  std::istringstream in(out.str());
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header,
+            "model,kernelbench_id,config_label,problem_size,implementation,outcome,status,median_s,p10_s,p90_s,mean_s,"
+            "stdev_s,n,floor_bytes,floor_flops,floor_s,percent_of_floor,impossible,speedup_vs_ref,speedup_vs_ref_low,"
+            "speedup_vs_ref_high,speedup_vs_ref_tf32,speedup_vs_ref_tf32_low,speedup_vs_ref_tf32_high,max_abs_error,"
+            "max_rel_error,message,config");
+  const std::vector<std::string> columns = csv_split(header);
+  const auto col = [&](const char* name) {
+    return static_cast<std::size_t>(std::find(columns.begin(), columns.end(), name) - columns.begin());
+  };
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) rows.push_back(csv_split(line));
+  ASSERT_EQ(rows.size(), results.cases.size());
+  for (const auto& r : rows) ASSERT_EQ(r.size(), columns.size()) << fmt::format("{}", fmt::join(r, "|"));
+
+  const auto find_row = [&](const char* model, const char* label, const char* impl) -> const std::vector<std::string>& {
+    for (const auto& r : rows)
+      if (r[col("model")] == model && r[col("config_label")] == label && r[col("implementation")] == impl) return r;
+    throw std::runtime_error("row not found");
+  };
+  const auto& ok = find_row("convt2d_mul_gap", "default", "fused_cuda");
+  EXPECT_EQ(ok[col("outcome")], "passed");
+  EXPECT_EQ(ok[col("status")], "ok");
+  EXPECT_EQ(ok[col("n")], "12");
+  const case_result* source = nullptr;
+  for (const case_result& c : results.cases)
+    if (c.model == "convt2d_mul_gap" && c.config_label == "default" && c.implementation == "fused_cuda") source = &c;
+  ASSERT_NE(source, nullptr);
+  EXPECT_EQ(std::stod(ok[col("median_s")]), source->stats->median);  // full precision, seconds
+  EXPECT_EQ(std::stod(ok[col("percent_of_floor")]), source->floor->percent_of_floor);
+  EXPECT_GT(std::stod(ok[col("speedup_vs_ref")]), 10.0);
+  EXPECT_EQ(ok[col("config")].front(), '{');
+
+  const auto& failing = find_row("convt3d_scale_bn_gap", "default", "fused_cuda");
+  EXPECT_EQ(failing[col("outcome")], "incorrect");
+  EXPECT_EQ(failing[col("status")], "FAIL");
+  EXPECT_EQ(failing[col("speedup_vs_ref")], "");
+  EXPECT_EQ(failing[col("message")],
+            "values: max abs error 3.1e-03 at [2, 17, 0, 0, 0] exceeds atol + rtol*|ref| = 1.0e-05");  // commas survive quoting
+
+  const auto& oom = find_row("convt3d_ln_gelu_scale", "batch x2", "ref");
+  EXPECT_EQ(oom[col("outcome")], "failed");
+  EXPECT_EQ(oom[col("median_s")], "");
+  EXPECT_EQ(oom[col("max_abs_error")], "");  // null in the file: unknown, not 0
+  EXPECT_EQ(oom[col("status")], "");         // references have no fused status
+}
+
+TEST_F(temp_folder, charts_are_drawn_with_gnuplot) {
+  if (::access("/usr/bin/gnuplot", X_OK) != 0 && std::system("command -v gnuplot >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "gnuplot is not installed here";
+  std::ostringstream warnings;
+  printers::chart_printer charts(m_dir, warnings);
+  charts.print_report(report::build_report_model(load_results(fixture)));
+  EXPECT_EQ(warnings.str(), "");
+  std::vector<std::string> expected{"speedup.png"};
+  for (const char* model : {"convt3d_bn_sub", "convt3d_ln_gelu_scale", "convt2d_gap_bias_lse", "convt2d_mul_gap",
+                            "convt3d_scale_bn_gap"})
+    expected.push_back(fmt::format("time_vs_size_{}.png", model));
+  ASSERT_EQ(charts.get_charts().size(), expected.size());
+  for (const std::string& name : expected) {
+    const std::string png = read_text(m_dir / name);
+    ASSERT_GT(png.size(), 1000u) << name;
+    EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << name;
+  }
+  // The failing #77 fused case and the IMPOSSIBLE #42 one are not drawn as results.
+  EXPECT_EQ(read_text(m_dir / "speedup.dat").find("convt3d_scale_bn_gap"), std::string::npos);
+  EXPECT_EQ(read_text(m_dir / "time_vs_size_convt3d_scale_bn_gap.dat").find("fused_cuda"), std::string::npos);
+  EXPECT_EQ(lines_with(read_text(m_dir / "time_vs_size_convt2d_gap_bias_lse.dat"), "# fused_cuda").size(), 1u);
+}
+
+TEST_F(temp_folder, without_gnuplot_charts_are_skipped_with_one_warning) {
+  std::ostringstream warnings;
+  printers::chart_printer charts(m_dir, warnings, "/nonexistent/gnuplot");
+  EXPECT_NO_THROW(charts.print_report(report::build_report_model(load_results(fixture))));
+  EXPECT_TRUE(charts.get_charts().empty());
+  EXPECT_EQ(charts.get_scripts().size(), 6u);  // the scripts are still written, to draw later
+  const std::string warning = warnings.str();
+  EXPECT_EQ(warning.rfind("fusebench: warning: gnuplot not found", 0), 0u) << warning;
+  EXPECT_EQ(std::count(warning.begin(), warning.end(), '\n'), 1);
+  EXPECT_FALSE(fs::exists(m_dir / "speedup.png"));
+}
+
+TEST_F(temp_folder, multiplex_feeds_every_printer) {
+  std::ostringstream md;
+  std::ostringstream csv;
+  printers::printer_multiplex all;
+  all.add_printer(std::make_unique<printers::markdown_printer>(md));
+  all.add_printer(std::make_unique<printers::csv_printer>(csv));
+  EXPECT_EQ(all.get_printer_count(), 2u);
+  all.print_report(report::build_report_model(load_results(fixture)));
+  EXPECT_EQ(md.str(), read_text(golden));
+  EXPECT_EQ(csv.str().rfind("model,kernelbench_id,", 0), 0u);
+}
+
+TEST_F(temp_folder, run_report_writes_the_requested_formats) {
+  cli::report_options o;
+  o.results = fixture;
+  o.out_dir = m_dir / "out";
+  o.formats = {"md", "csv"};
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(cli::run_report(o), 0);
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("report.md"), std::string::npos);
+  EXPECT_EQ(read_text(o.out_dir / "report.md"), read_text(golden));
+  EXPECT_TRUE(fs::exists(o.out_dir / "report.csv"));
+  EXPECT_FALSE(fs::exists(o.out_dir / "charts"));  // not requested
+}
+
+TEST_F(temp_folder, run_report_exits_2_on_bad_input) {
+  cli::report_options o;
+  o.out_dir = m_dir / "out";
+  const std::pair<std::string, std::string> cases[] = {
+      {"{\"schema\": \"fusebench-results\", \"version\": 1, \"environment\": {", "is not valid JSON"},
+      {"{\"schema\": \"fusebench-results\", \"version\": 0}", "version 0 is not supported"},
+      {"{\"schema\": \"fusebench-results\", \"version\": 1, \"environment\": {}, \"cases\": []}",
+       "field environment.device is missing"},
+  };
+  for (const auto& [text, expected] : cases) {
+    o.results = m_dir / "bad.json";
+    std::ofstream(o.results, std::ios::binary | std::ios::trunc) << text;
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(cli::run_report(o), 2);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(err.rfind("fusebench: error: results file '", 0), 0u) << err;
+    EXPECT_NE(err.find(expected), std::string::npos) << err;
+  }
+  o.results = m_dir / "absent.json";
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(cli::run_report(o), 2);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("does not exist"), std::string::npos);
+  o.results = fixture;
+  o.formats = {"pdf"};
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(cli::run_report(o), 2);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("unknown format 'pdf'"), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,13 @@
+# Tests of the reporting half (results IO, statistics, report, compare). Included from
+# property_tests/CMakeLists.txt; torch-free and GPU-free, so they run on every CI machine.
+include(GoogleTest)
+
+add_executable(reporting_test
+  ${CMAKE_CURRENT_LIST_DIR}/report_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/compare_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/results_io_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/stats_test.cpp)
+target_link_libraries(reporting_test PRIVATE fusebench_reporting_cli fusebench_reporting GTest::gtest GTest::gtest_main)
+# The fixtures are read in place; FUSEBENCH_UPDATE_GOLDEN=1 rewrites the golden there.
+target_compile_definitions(reporting_test PRIVATE FUSEBENCH_FIXTURE_DIR="${CMAKE_CURRENT_LIST_DIR}/fixtures")
+gtest_discover_tests(reporting_test DISCOVERY_MODE PRE_TEST)
