@@ -1,0 +1,85 @@
+#pragma once
+/// The `bench` flow (SPEC §3): plan configs from sweeps or a file, then per config verify each fused
+/// implementation at that exact config, time ref, ref_tf32 and every passing fused implementation
+/// through Google Benchmark, compute roofline floors, and write the results file after every case.
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/bench/repetition_policy.h"
+#include "harness/bench/timed_call.h"
+#include "harness/equivalence.h"
+#include "harness/model_entry.h"
+#include "harness/results/results.h"
+
+namespace fb::bench {
+
+/// One config to time.
+struct bench_point {
+  const model_entry* model = nullptr;  ///< REQUIRES: outlives run_bench
+  std::string label;                   ///< config label of the report, e.g. "default", "batch x2"
+  json config;                         ///< canonical config
+};
+
+/// Label suffix of configs scaled down for a CPU run.
+inline constexpr std::string_view cpu_small_suffix = "/cpu-small";
+
+/// The config scaled for a CPU run: batch divided by the model's default batch (so the default gets
+/// batch 1), every spatial size (depth, height, width) divided by 4, each change kept only if the
+/// model still accepts the config (e.g. a W' pinned to C_out keeps W); then spatial sizes are halved
+/// while the conv output exceeds 2^20 elements, so that a CPU run takes seconds.
+[[nodiscard]] json scale_for_cpu(const model_entry& model, const json& config);
+
+/// The configs of a sweep: "quick" is each model's default, "standard" is model.sweep(). With
+/// `cpu_small`, each config is scale_for_cpu'd and its label gets cpu_small_suffix.
+/// Throws std::invalid_argument for another sweep name.
+[[nodiscard]] std::vector<bench_point> plan_sweep(const std::vector<const model_entry*>& models,
+                                                  const std::string& sweep, bool cpu_small);
+
+/// Configs from a JSON file: {"model": id, "config": {...}, "label": "..."} or an array of those;
+/// a missing label becomes "custom N". Throws std::invalid_argument (unreadable file, bad shape,
+/// duplicate label), json::exception (bad JSON), ref::config_error (invalid config).
+[[nodiscard]] std::vector<bench_point> load_config_file(const std::filesystem::path& path);
+
+/// How to run.
+struct bench_settings {
+  device_kind device = device_kind::cpu;
+  std::filesystem::path out_dir = "bench-results";  ///< gets results.json and gbench.json
+  std::uint64_t seed = 1;                           ///< verification and input sets
+  repetition_policy policy;                         ///< stopping rule of every timed case
+  int warmup_calls = 3;            ///< untimed calls first (one per input set), fewer if slow
+  int input_sets = 3;              ///< rotated inputs; 2 when 3 do not fit in device memory
+  int verify_attempts = 3;         ///< seeds tried when a case is ill-conditioned for an fp32 reference
+  check_options checks;            ///< equivalence contract of the verification
+  std::string sweep_name;          ///< recorded in the environment, e.g. "quick"
+  /// Bandwidth and peak of the floors; empty: measured at the start of the run (tests pin them).
+  std::optional<device_calibration> calibration;
+  std::ostream* progress_out = nullptr;  ///< null: stderr, live on a terminal
+};
+
+/// What a run did; the file itself is at results_path.
+struct bench_summary {
+  std::filesystem::path results_path;  ///< <out>/results.json
+  std::filesystem::path gbench_path;   ///< <out>/gbench.json
+  results_file results;                ///< everything written
+  int timed = 0;                       ///< cases with stats [count]
+  int failing = 0;                     ///< cases incorrect (fused) or failed (any, e.g. out of memory) [count]
+  int skipped = 0;                     ///< not_run / not_supported / invalid_config [count]
+  int impossible = 0;                  ///< fused cases faster than their floor [count]
+};
+
+/// Runs the points on settings.device and writes the results incrementally. One case's exception
+/// marks only that case failed. Throws std::runtime_error when the output files cannot be written.
+[[nodiscard]] bench_summary run_bench(const std::vector<bench_point>& points, const bench_settings& settings);
+
+/// The environment of a run on `device`: GPU, driver, runtime, libtorch, git commit, build type,
+/// date, host. Bandwidth and peak are left 0 (run_bench fills them in).
+[[nodiscard]] run_environment describe_environment(device_kind device, const std::string& sweep, std::uint64_t seed);
+
+/// Printable summary of a finished run: one line per case, then the totals.
+void print_summary(const bench_summary& summary, std::ostream& out);
+
+}  // namespace fb::bench

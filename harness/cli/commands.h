@@ -1,0 +1,27 @@
+#pragma once
+/// The CLI's subcommands, one file each in harness/cli/. Each adds itself to the app and, when it is
+/// the one chosen, sets `run` to its action; main() parses, then calls `run`.
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace fb::cli {
+
+/// The chosen subcommand's action; returns the process exit code.
+using command_action = std::function<int()>;
+
+/// Exit codes shared by all subcommands.
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failure = 1;  ///< a check failed / a regression was found
+inline constexpr int exit_usage = 2;    ///< bad usage, invalid config or bad file
+
+void add_list_command(CLI::App& app, command_action& run);
+void add_verify_command(CLI::App& app, command_action& run);
+void add_bench_command(CLI::App& app, command_action& run);
+void add_report_command(CLI::App& app, command_action& run);
+void add_compare_command(CLI::App& app, command_action& run);
+
+/// Prints "fusebench: error: <what>" on stderr.
+void print_error(const std::string& what);
+
+}  // namespace fb::cli

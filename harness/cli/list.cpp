@@ -1,0 +1,58 @@
+/// `fusebench list`: the registered models, their defaults, shapes, fuzz domain and implementations.
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include "harness/cli/commands.h"
+#include "harness/device.h"
+#include "harness/registry.h"
+
+namespace fb::cli {
+namespace {
+
+struct list_options {
+  bool json_output = false;
+};
+
+int run_list(const list_options& opt) {
+  if (opt.json_output) {
+    json out = json::array();
+    for (const model_entry& m : all_models()) {
+      json impls = json::array({"reference"});
+      for (const implementation& i : m.fused) impls.push_back(i.name);
+      out.push_back({{"id", m.id},
+                     {"kernelbench_id", m.kernelbench_id},
+                     {"description", m.description},
+                     {"default_config", m.default_config},
+                     {"output_shape", m.output_shape(m.default_config)},
+                     {"fuzz_domain", m.fuzz_domain},
+                     {"implementations", impls}});
+    }
+    fmt::print("{}\n", out.dump(2));
+    return exit_ok;
+  }
+  for (const model_entry& m : all_models()) {
+    std::vector<std::string> impls{"reference (cpu, cuda)"};
+    for (const implementation& i : m.fused) impls.push_back(fmt::format("{} ({})", i.name, to_string(i.device)));
+    fmt::print("{}  (KernelBench #{})\n", m.id, m.kernelbench_id);
+    fmt::print("  {}\n", m.description);
+    fmt::print("  default config : {}\n", m.default_config.dump());
+    fmt::print("  input shape    : {}\n", m.input_shape(m.default_config));
+    fmt::print("  output shape   : {}\n", m.output_shape(m.default_config));
+    fmt::print("  fuzz domain    : {}\n", m.fuzz_domain);
+    fmt::print("  implementations: {}\n\n", fmt::join(impls, ", "));
+  }
+  fmt::print("devices: cpu{}\n", cuda_available() ? ", cuda (" + device_name(device_kind::cuda) + ")" : "");
+  return exit_ok;
+}
+
+}  // namespace
+
+void add_list_command(CLI::App& app, command_action& run) {
+  auto opt = std::make_shared<list_options>();
+  CLI::App* cmd = app.add_subcommand("list", "List the models, their default configs, shapes and implementations");
+  cmd->add_flag("--json", opt->json_output, "Print JSON instead of text");
+  cmd->footer("Examples:\n  fusebench list\n  fusebench list --json");
+  cmd->callback([opt, &run] { run = [opt] { return run_list(*opt); }; });
+}
+
+}  // namespace fb::cli

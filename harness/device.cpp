@@ -1,0 +1,51 @@
+#include "harness/device.h"
+
+#include <stdexcept>
+
+#if FUSEBENCH_TORCH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#endif
+
+namespace fb {
+
+std::string_view to_string(device_kind d) { return d == device_kind::cuda ? "cuda" : "cpu"; }
+
+at::Device to_device(device_kind d) { return d == device_kind::cuda ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU); }
+
+bool cuda_available() { return at::hasCUDA(); }
+
+device_kind best_device() { return cuda_available() ? device_kind::cuda : device_kind::cpu; }
+
+device_kind device_from_string(const std::string& s) {
+  if (s == "cpu") return device_kind::cpu;
+  if (s == "cuda") return device_kind::cuda;
+  throw std::invalid_argument("device = " + s + ": must be cpu or cuda");
+}
+
+fused::stream_t current_cuda_stream() {
+#if FUSEBENCH_TORCH_CUDA
+  return reinterpret_cast<fused::stream_t>(c10::cuda::getCurrentCUDAStream().stream());
+#else
+  throw std::runtime_error("this fusebench build uses a CPU-only libtorch: no CUDA stream");
+#endif
+}
+
+void synchronize(device_kind device) {
+  if (device != device_kind::cuda) return;
+#if FUSEBENCH_TORCH_CUDA
+  c10::cuda::device_synchronize();
+#endif
+}
+
+std::string device_name(device_kind device) {
+  if (device == device_kind::cpu) return "cpu";
+#if FUSEBENCH_TORCH_CUDA
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) return prop.name;
+#endif
+  return "cuda (unknown)";
+}
+
+}  // namespace fb

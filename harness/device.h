@@ -1,0 +1,24 @@
+#pragma once
+/// The harness's view of devices: what exists, torch's current CUDA stream, synchronisation.
+/// With a CPU-only libtorch (CI) CUDA is simply unavailable; nothing here fails to compile.
+#include <string>
+
+#include "fused/common/stream.h"
+#include "harness/model_entry.h"
+
+namespace fb {
+
+/// True when libtorch was built with CUDA and sees at least one GPU.
+[[nodiscard]] bool cuda_available();
+/// The best device present: cuda if available, else cpu.
+[[nodiscard]] device_kind best_device();
+/// Parses "cpu" / "cuda"; throws std::invalid_argument otherwise.
+[[nodiscard]] device_kind device_from_string(const std::string& s);
+/// Torch's current CUDA stream, as the raw stream fused kernels take. REQUIRES: cuda_available().
+[[nodiscard]] fused::stream_t current_cuda_stream();
+/// Waits for all work on `device` (no-op on the CPU).
+void synchronize(device_kind device);
+/// One line naming the GPU, or "cpu".
+[[nodiscard]] std::string device_name(device_kind device);
+
+}  // namespace fb

@@ -1,0 +1,140 @@
+#include "harness/generators.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fb::gen {
+namespace {
+
+int64_t out_size(int64_t n, const convt_geometry& g) {
+  return ref::conv_transpose_output_size(n, g.kernel_size, g.stride, g.padding, g.output_padding);
+}
+
+// Smallest input size whose output is non-empty.
+int64_t min_input_size(const convt_geometry& g) {
+  int64_t n = 1;
+  while (out_size(n, g) < 1) ++n;
+  return n;
+}
+
+// Largest input size (>= lo, <= 40) whose output per dim stays <= cap.
+int64_t max_input_size(const convt_geometry& g, int64_t lo, int64_t cap) {
+  int64_t n = lo;
+  while (n < 40 && out_size(n + 1, g) <= cap) ++n;
+  return n;
+}
+
+uint64_t mix(uint64_t a, uint64_t b) {
+  // splitmix64 of a combination: well-spread, reproducible derived seeds.
+  uint64_t z = a + 0x9E3779B97F4A7C15ull * (b + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+rc::Gen<double> real_in_range(double lo, double hi) {
+  return rc::gen::map(rc::gen::inRange<int>(0, 1'000'001),
+                      [lo, hi](int i) { return lo + (hi - lo) * (static_cast<double>(i) / 1e6); });
+}
+
+rc::Gen<double> log_uniform(double lo, double hi) {
+  return rc::gen::map(real_in_range(std::log(lo), std::log(hi)), [lo, hi](double v) {
+    return std::clamp(std::exp(v), lo, hi);
+  });
+}
+
+rc::Gen<convt_geometry> conv_transpose_geometry(const geometry_rules& rules, const fuzz_budget& budget) {
+  return rc::gen::exec([rules, budget] {
+    convt_geometry g;
+    g.kernel_size = *rc::gen::inRange<int64_t>(1, 8).as("kernel_size");
+    if (rules.strided) {
+      g.stride = *rc::gen::inRange<int64_t>(1, 5).as("stride");
+      g.padding = *rc::gen::inRange<int64_t>(0, g.kernel_size + 1).as("padding");
+      if (rules.output_padding) g.output_padding = *rc::gen::inRange<int64_t>(0, g.stride).as("output_padding");
+    }
+    // Per-dim output cap so that B = C_out = 1 fits the budget; channels and batch take the rest.
+    const int64_t cap = std::max<int64_t>(
+        1, static_cast<int64_t>(std::floor(std::pow(static_cast<double>(budget.max_output_elements), 1.0 / rules.dims))));
+    const int64_t lo = min_input_size(g);
+    for (int d = 0; d < rules.dims; ++d) {
+      const bool is_last = d == rules.dims - 1;
+      // With LayerNorm(out_channels) the last output dim becomes C_out, which is at most 64.
+      const int64_t dim_cap = (is_last && rules.last_dim_is_channels) ? std::min<int64_t>(cap, 64) : cap;
+      const int64_t hi = max_input_size(g, lo, dim_cap);
+      g.spatial.push_back(*rc::gen::inRange<int64_t>(lo, hi + 1).as("spatial size"));
+      g.spatial_out.push_back(out_size(g.spatial.back(), g));
+    }
+    double volume_out = 1, volume_in = 1;
+    for (int d = 0; d < rules.dims; ++d) {
+      volume_out *= static_cast<double>(g.spatial_out[d]);
+      volume_in *= static_cast<double>(g.spatial[d]);
+    }
+    const auto fit = [](double limit, int64_t most) {
+      return std::clamp<int64_t>(static_cast<int64_t>(std::floor(limit)), 1, most);
+    };
+    if (rules.last_dim_is_channels) {
+      g.out_channels = g.spatial_out.back();
+    } else {
+      g.out_channels = *rc::gen::inRange<int64_t>(1, fit(budget.max_output_elements / volume_out, 64) + 1)
+                            .as("out_channels");
+    }
+    const double per_batch = volume_out * static_cast<double>(g.out_channels);
+    g.batch = *rc::gen::inRange<int64_t>(1, fit(budget.max_output_elements / per_batch, 8) + 1).as("batch_size");
+    // Training-mode BatchNorm needs more than one value per channel.
+    if (rules.batch_norm_training && g.batch == 1 && volume_out == 1) g.batch = 2;
+    const double taps = std::pow(static_cast<double>(g.kernel_size), rules.dims);
+    const double macs_per_in_channel = static_cast<double>(g.batch) * volume_in * static_cast<double>(g.out_channels) * taps;
+    g.in_channels =
+        *rc::gen::inRange<int64_t>(1, fit(static_cast<double>(budget.max_macs) / macs_per_in_channel, 64) + 1)
+             .as("in_channels");
+    return g;
+  });
+}
+
+rc::Gen<case_recipe> fuzz_case(const model_entry& model, const fuzz_budget& budget) {
+  return rc::gen::exec([&model, budget] {
+    case_recipe r;
+    r.config = *model.gen_config(budget);
+    r.seed = *rc::gen::arbitrary<uint32_t>().as("seed");
+    r.inputs = *rc::gen::elementOf(std::vector<input_distribution>(all_input_distributions.begin(),
+                                                                   all_input_distributions.end()));
+    r.params = ref::param_init::randomized;
+    RC_TAG(std::string(to_string(r.inputs)));
+    return r;
+  });
+}
+
+case_recipe sample_case(const model_entry& model, const fuzz_budget& budget, uint64_t seed, int index) {
+  const uint64_t key = mix(seed, static_cast<uint64_t>(index));
+  // Size 100 is RapidCheck's nominal full size: sample the whole domain, not the small start of it.
+  case_recipe r = fuzz_case(model, budget)(rc::Random(key), 100).value();
+  r.seed = mix(key, 0x5eed);
+  r.inputs = all_input_distributions[static_cast<std::size_t>(index) % all_input_distributions.size()];
+  return r;
+}
+
+model_case make_case(const model_entry& model, const case_recipe& r) {
+  model_case c;
+  c.config = model.canonicalize(r.config);
+  c.params = model.make_parameters(c.config, r.params, r.seed);
+  c.input = make_input(model.input_shape(c.config), r.inputs, mix(r.seed, 1), model.input_offset);
+  return c;
+}
+
+model_case make_fresh_case(const model_entry& model, const case_recipe& r) {
+  case_recipe fresh = r;
+  fresh.seed = mix(r.seed, 0xF2E5);
+  fresh.params = ref::param_init::randomized;
+  return make_case(model, fresh);
+}
+
+std::string repro_command(const model_entry& model, const case_recipe& r, device_kind device) {
+  std::string cfg = r.config.dump();
+  return "fusebench verify --model " + model.id + " --device " + std::string(to_string(device)) + " --config '" + cfg +
+         "' --case-seed " + std::to_string(r.seed) + " --inputs " + std::string(to_string(r.inputs)) + " --params " +
+         (r.params == ref::param_init::randomized ? "random" : "default");
+}
+
+}  // namespace fb::gen

@@ -1,0 +1,72 @@
+#pragma once
+/// RapidCheck generators shared by the models (SPEC §2 fuzz domain). Each model's own generator,
+/// beside its registry entry in harness/models/<id>.cpp, draws a geometry here and adds its scalars.
+#include <rapidcheck.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/inputs.h"
+#include "harness/model_entry.h"
+
+namespace fb::gen {
+
+/// The sizes every transposed-convolution model draws.
+struct convt_geometry {
+  int64_t batch = 1;
+  int64_t in_channels = 1;
+  int64_t out_channels = 1;
+  int64_t kernel_size = 1;
+  int64_t stride = 1;
+  int64_t padding = 0;
+  int64_t output_padding = 0;
+  std::vector<int64_t> spatial;      ///< input sizes: (D, H, W) or (H, W)
+  std::vector<int64_t> spatial_out;  ///< transposed-conv output sizes
+};
+
+/// Which parts of the geometry a model takes.
+struct geometry_rules {
+  int dims = 2;                    ///< 2 or 3 spatial dims
+  bool strided = true;             ///< false: stride 1, padding 0 (the model has no such keys)
+  bool output_padding = false;     ///< the model takes output_padding
+  bool last_dim_is_channels = false;  ///< LayerNorm(out_channels) on the last dim: C_out := W'
+  bool batch_norm_training = false;   ///< needs B * D'H'W' > 1
+};
+
+/// A valid geometry within `budget`: kernel 1..7, stride 1..4, padding 0..kernel, op < stride,
+/// spatial sizes 1..40 (odd and non-square come naturally), channels 1..64 drawn independently
+/// (so C_in != C_out is common), batch 1..8, then cut to the output and MAC budget.
+[[nodiscard]] rc::Gen<convt_geometry> conv_transpose_geometry(const geometry_rules& rules, const fuzz_budget& budget);
+
+/// A double uniform on [lo, hi] (1e6 steps; shrinks towards lo).
+[[nodiscard]] rc::Gen<double> real_in_range(double lo, double hi);
+/// A double log-uniform on [lo, hi] (for eps).
+[[nodiscard]] rc::Gen<double> log_uniform(double lo, double hi);
+
+/// Everything a fuzz case needs besides the config: how to draw parameters and inputs.
+struct case_recipe {
+  json config;
+  uint64_t seed = 0;
+  input_distribution inputs = input_distribution::uniform;
+  ref::param_init params = ref::param_init::randomized;
+};
+
+/// A fuzz case for `model`: a config from its generator, a seed, an input distribution; parameters
+/// are always randomised (SPEC §2). Tags the distribution for RapidCheck's coverage report.
+[[nodiscard]] rc::Gen<case_recipe> fuzz_case(const model_entry& model, const fuzz_budget& budget);
+
+/// Draws the `index`-th case of a verify run deterministically from `seed` (same seed, same cases).
+[[nodiscard]] case_recipe sample_case(const model_entry& model, const fuzz_budget& budget, uint64_t seed,
+                                      int index);
+
+/// Materialises a recipe: parameters from `seed`, input from a seed derived from it.
+[[nodiscard]] model_case make_case(const model_entry& model, const case_recipe& recipe);
+
+/// Same config, fresh parameters and inputs: the "no caching" probe of SPEC §2.6.
+[[nodiscard]] model_case make_fresh_case(const model_entry& model, const case_recipe& recipe);
+
+/// The one-line command that replays a case: `fusebench verify --model M --config '...' ...`.
+[[nodiscard]] std::string repro_command(const model_entry& model, const case_recipe& recipe, device_kind device);
+
+}  // namespace fb::gen

@@ -1,0 +1,47 @@
+#include "harness/inputs.h"
+
+#include "reference/common.h"
+
+namespace fb {
+
+std::string_view to_string(input_distribution d) {
+  switch (d) {
+    case input_distribution::uniform: return "uniform";
+    case input_distribution::normal: return "normal";
+    case input_distribution::offset: return "offset";
+    case input_distribution::border: return "border";
+    case input_distribution::sparse: return "sparse";
+  }
+  return "uniform";
+}
+
+std::optional<input_distribution> input_distribution_from_string(std::string_view s) {
+  for (input_distribution d : all_input_distributions)
+    if (to_string(d) == s) return d;
+  return std::nullopt;
+}
+
+at::Tensor make_input(at::IntArrayRef shape, input_distribution dist, uint64_t seed, double offset) {
+  at::Generator gen = ref::make_generator(seed);
+  switch (dist) {
+    case input_distribution::uniform: return ref::uniform(shape, 0.0, 1.0, gen);
+    case input_distribution::normal: return ref::normal(shape, 0.0, 1.0, gen);
+    case input_distribution::offset: return ref::uniform(shape, offset - 1.0, offset + 1.0, gen);
+    case input_distribution::border: {
+      at::Tensor x = ref::uniform(shape, 0.0, 1.0, gen);
+      const int64_t d = x.dim();
+      const int64_t h = x.size(d - 2), w = x.size(d - 1);
+      // Zero the interior: rows 1..h-2 and columns 1..w-2 of the last two dims.
+      if (h > 2 && w > 2) x.narrow(d - 2, 1, h - 2).narrow(d - 1, 1, w - 2).zero_();
+      return x;
+    }
+    case input_distribution::sparse: {
+      at::Tensor values = ref::normal(shape, 0.0, 1.0, gen);
+      at::Tensor keep = ref::uniform(shape, 0.0, 1.0, gen).lt(0.05);
+      return values * keep.to(at::kFloat);
+    }
+  }
+  return ref::uniform(shape, 0.0, 1.0, gen);
+}
+
+}  // namespace fb

@@ -1,0 +1,29 @@
+#include "harness/registry.h"
+
+#include <stdexcept>
+
+#include "harness/models/models.h"
+
+namespace fb {
+
+const std::vector<model_entry>& all_models() {
+  static const std::vector<model_entry> models = {
+      models::convt3d_bn_sub(),         // KernelBench #15
+      models::convt3d_ln_gelu_scale(),  // KernelBench #34
+      models::convt2d_gap_bias_lse(),   // KernelBench #42
+      models::convt2d_mul_gap(),        // KernelBench #44
+      models::convt3d_scale_bn_gap(),   // KernelBench #77
+  };
+  return models;
+}
+
+const model_entry& find_model(const std::string& id) {
+  std::string known;
+  for (const model_entry& m : all_models()) {
+    if (m.id == id) return m;
+    known += (known.empty() ? "" : ", ") + m.id;
+  }
+  throw std::invalid_argument("model = " + id + ": unknown model (known: " + known + ")");
+}
+
+}  // namespace fb

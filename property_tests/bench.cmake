@@ -1,0 +1,20 @@
+# Tests of `fusebench bench` on the CPU (no GPU needed). Included from property_tests/CMakeLists.txt.
+include(GoogleTest)
+
+# The bench flow end to end on one tiny config: verify, time, floor, results and gbench files, and a
+# planted failing fused implementation recorded as incorrect and never timed.
+add_executable(bench_test ${CMAKE_CURRENT_LIST_DIR}/bench_test.cpp)
+target_link_libraries(bench_test PRIVATE fusebench_bench GTest::gtest GTest::gtest_main)
+gtest_discover_tests(bench_test DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
+
+# Bad usage exits 2 with one line; --help ends with examples.
+add_test(NAME bench_cli_usage COMMAND bash -c [[
+fb="$1"
+"$fb" bench --sweep huge >/dev/null 2>&1; test $? -eq 2 || { echo "--sweep huge: not exit 2"; exit 1; }
+"$fb" bench --device cpu --min-samples 0 >/dev/null 2>&1; test $? -eq 2 || { echo "--min-samples 0: not exit 2"; exit 1; }
+"$fb" bench --device cpu --time-cap 0 >/dev/null 2>&1; test $? -eq 2 || { echo "--time-cap 0: not exit 2"; exit 1; }
+"$fb" bench --device cpu --model nope >/dev/null 2>&1; test $? -eq 2 || { echo "--model nope: not exit 2"; exit 1; }
+"$fb" bench --device cpu --config /nonexistent.json >/dev/null 2>&1; test $? -eq 2 || { echo "--config missing: not exit 2"; exit 1; }
+test "$("$fb" bench --device cpu --model nope 2>&1 | wc -l)" -eq 1 || { echo "error is not one line"; exit 1; }
+"$fb" bench --help | tail -n 12 | grep -q "fusebench bench" || { echo "--help does not end with examples"; exit 1; }
+]] bench_cli_usage $<TARGET_FILE:fusebench>)

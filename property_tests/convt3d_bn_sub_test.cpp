@@ -1,0 +1,14 @@
+/// Property tests of convt3d_bn_sub: the standard properties (model_properties.h) plus its own invalid configs.
+#include "property_tests/model_properties.h"
+
+FB_STANDARD_MODEL_PROPERTIES(ConvT3dBnSub, "convt3d_bn_sub")
+
+// Each row patches the default config into an invalid one; the error must name the field.
+TEST(ConvT3dBnSub, InvalidConfigsNameTheField) {
+  fb::testing::expect_rejected(fb::find_model("convt3d_bn_sub"), {
+                                                         {R"({"batch_size": 1, "depth": 1, "height": 1, "width": 1, "kernel_size": 1, "stride": 1, "padding": 0, "training": true})", "batch_size"},
+                                                         {R"({"padding": 40, "depth": 2})", "depth"},
+                                                         {R"({"training": 1})", "training"},
+                                                         {R"({"output_padding": 1})", "output_padding"},
+                                                     });
+}
