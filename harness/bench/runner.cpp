@@ -1,5 +1,7 @@
 #include "harness/bench/runner.h"
 
+#include <c10/core/GradMode.h>
+
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <unistd.h>
@@ -421,7 +423,8 @@ std::vector<bench_point> load_config_file(const std::filesystem::path& path) {
       throw std::invalid_argument(where + ": must be {\"model\": ID, \"config\": {...}, \"label\": \"...\"}");
     if (e.contains("label") && !e.at("label").is_string())
       throw std::invalid_argument(where + ": label must be a string");
-    const model_entry& model = find_model(e.at("model").get<std::string>());
+    const std::string model_id = e.at("model").get<std::string>();
+    const model_entry& model = find_model(model_id);
     bench_point p{&model, e.contains("label") ? e.at("label").get<std::string>() : fmt::format("custom {}", i + 1),
                   model.canonicalize(e.at("config"))};
     if (!labels.insert({model.id, p.label}).second)
@@ -459,7 +462,7 @@ run_environment describe_environment(device_kind device, const std::string& swee
 bench_summary run_bench(const std::vector<bench_point>& points, const bench_settings& settings) {
   if (settings.device == device_kind::cuda && !cuda_available())
     throw std::invalid_argument("device = cuda: no CUDA device or a CPU-only libtorch");
-  const at::NoGradGuard no_grad;  // timing, not training: no autograd bookkeeping in the references
+  const c10::AutoGradMode no_grad(false);  // timing, not training: no autograd bookkeeping in the references
   bench_summary summary;
   std::filesystem::create_directories(settings.out_dir);
   summary.results_path = settings.out_dir / "results.json";
