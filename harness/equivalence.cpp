@@ -310,7 +310,7 @@ check_result check_equivalence(const model_entry& model, const implementation& c
       if (s2.violations > 0 || out3.out.unwritten_count() > 0) {
         std::ostringstream os;
         os << "a second call with new inputs and parameters is wrong (" << s2.violations
-           << " elements off, max abs " << s2.max_abs << "): state cached from an earlier call?";
+           << " elements off, max abs " << s2.max_abs << "; a result cached from the first call shows here)";
         fail(mismatch::stale, os.str());
       }
     }

@@ -24,7 +24,7 @@ add_library(fusebench_reporting STATIC
   ${FUSEBENCH_REPORTING_DIR}/bench/host_timing.cpp)
 # Repo root, so that sources include "harness/results/results.h".
 target_include_directories(fusebench_reporting PUBLIC ${PROJECT_SOURCE_DIR})
-target_link_libraries(fusebench_reporting PUBLIC nlohmann_json::nlohmann_json fmt::fmt CLI11::CLI11)
+target_link_libraries(fusebench_reporting PUBLIC nlohmann_json::nlohmann_json fmt::fmt-header-only CLI11::CLI11)
 target_compile_features(fusebench_reporting PUBLIC cxx_std_17)
 if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   target_compile_options(fusebench_reporting PRIVATE -Wall -Wextra -Wpedantic)
