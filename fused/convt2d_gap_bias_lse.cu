@@ -21,6 +21,7 @@
 #include "fused/common/convt2d_gap_bias_lse_plan.h"
 #include "fused/common/convt_index.cuh"
 #include "fused/common/cuda_check.h"
+#include "fused/common/device_info.h"
 #include "fused/common/logsumexp.cuh"
 #include "fused/common/plan_util.h"
 #include "fused/common/warp_sums.cuh"
@@ -125,14 +126,6 @@ __global__ void __launch_bounds__(k_block) lse_kernel(const lse_params prm) {
   }
 }
 
-int device_sm_count() {
-  int dev = 0;
-  FB_CUDA_CHECK(cudaGetDevice(&dev));
-  int sms = 0;
-  FB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  return std::max(sms, 1);
-}
-
 }  // namespace
 
 void run_cuda(const problem& prob, const float* x, const float* weight, const float* conv_bias, const float* bias,
@@ -147,7 +140,6 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   require_ptr(out, m, "out");
   require_ptr(workspace, m, "workspace");
   double* ws = fb::fused::detail::aligned_workspace(workspace);
-  const int sms = device_sm_count();
 
   sums_params sp{};
   sp.x = x;
@@ -160,10 +152,9 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   sp.n_items = pl.n_wsum_items + pl.n_chunk_items;
   sp.n_pairs = pl.c_in * pl.c_out;
   sp.kk = pl.kk;
-  // Persistent grid: as many blocks as stay resident (occupancy read from the device every call).
-  int per_sm = 0;
-  FB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sums_kernel, k_block, 0));
-  const int64_t resident = static_cast<int64_t>(sms) * std::max(per_sm, 1);
+  // Persistent grid: as many blocks as stay resident (a chip property, remembered per device:
+  // fused/common/device_info.h).
+  const int64_t resident = fb::fused::resident_blocks(reinterpret_cast<const void*>(sums_kernel), k_block);
   const int64_t needed = std::max<int64_t>(1, (sp.n_items + k_warps - 1) / k_warps);
   sums_kernel<<<static_cast<unsigned>(std::min(needed, resident)), k_block, 0, stream>>>(sp);
   FB_CUDA_CHECK(cudaGetLastError());
@@ -182,7 +173,7 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   lp.chunks_per_plane = pl.chunks_per_plane;
   lp.inv_area = pl.inv_area;
   // One block per sample (capped; the kernel strides over samples beyond the grid).
-  const int64_t lse_blocks = std::min<int64_t>(pl.batch, static_cast<int64_t>(sms) * 16);
+  const int64_t lse_blocks = std::min<int64_t>(pl.batch, resident);
   lse_kernel<<<static_cast<unsigned>(lse_blocks), k_block, 0, stream>>>(lp);
   FB_CUDA_CHECK(cudaGetLastError());
 }

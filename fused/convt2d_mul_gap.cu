@@ -21,6 +21,7 @@
 #include "fused/common/convt2d_mul_gap_plan.h"
 #include "fused/common/convt_index.cuh"
 #include "fused/common/cuda_check.h"
+#include "fused/common/device_info.h"
 #include "fused/common/plan_util.h"
 #include "fused/common/warp_sums.cuh"
 #include "fused/convt2d_mul_gap.h"
@@ -156,14 +157,6 @@ __global__ void __launch_bounds__(k_block) dot_kernel(const dot_params prm) {
   }
 }
 
-int device_sm_count() {
-  int dev = 0;
-  FB_CUDA_CHECK(cudaGetDevice(&dev));
-  int sms = 0;
-  FB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  return std::max(sms, 1);
-}
-
 // Blocks for a warp-per-item kernel: enough for all items, at most `cap` (the kernels stride over
 // items beyond the grid, and results do not depend on the grid size).
 unsigned blocks_for(int64_t n_warp_items, int64_t cap) {
@@ -184,11 +177,9 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   require_ptr(out, m, "out");
   require_ptr(workspace, m, "workspace");
   double* ws = fb::fused::detail::aligned_workspace(workspace);
-  // SM count and occupancy are read from the device on every call (nothing cached). The streaming
-  // pass gets a persistent grid: exactly the blocks that stay resident at once, so no late wave.
-  const int64_t sms = device_sm_count();
-  int per_sm = 0;
-  FB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, plane_sums_kernel, k_block, 0));
+  // The streaming pass gets a persistent grid: exactly the blocks that stay resident at once, so
+  // no late wave (a chip property, remembered per device: fused/common/device_info.h).
+  const int64_t resident = fb::fused::resident_blocks(reinterpret_cast<const void*>(plane_sums_kernel), k_block);
 
   sums_params sp{};
   sp.x = x;
@@ -205,7 +196,7 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   sp.nbc = pl.nbc;
   sp.bh = pl.bh;
   sp.bw = pl.bw;
-  plane_sums_kernel<<<blocks_for(sp.n_items, sms * std::max(per_sm, 1)), k_block, 0, stream>>>(sp);
+  plane_sums_kernel<<<blocks_for(sp.n_items, resident), k_block, 0, stream>>>(sp);
   FB_CUDA_CHECK(cudaGetLastError());
 
   rect_params rp{};
@@ -230,7 +221,7 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   rp.nbc = pl.nbc;
   rp.bh = pl.bh;
   rp.bw = pl.bw;
-  rect_kernel<<<blocks_for(pl.n_planes, sms * 16), k_block, 0, stream>>>(rp);
+  rect_kernel<<<blocks_for(pl.n_planes, resident), k_block, 0, stream>>>(rp);
   FB_CUDA_CHECK(cudaGetLastError());
 
   dot_params dp{};
@@ -244,7 +235,7 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   dp.kk = pl.kk;
   dp.multiplier = pl.multiplier;
   dp.inv_area = pl.inv_area;
-  dot_kernel<<<blocks_for(pl.batch * pl.c_out, sms * 16), k_block, 0, stream>>>(dp);
+  dot_kernel<<<blocks_for(pl.batch * pl.c_out, resident), k_block, 0, stream>>>(dp);
   FB_CUDA_CHECK(cudaGetLastError());
 }
 

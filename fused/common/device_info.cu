@@ -1,3 +1,7 @@
+#include "fused/common/cuda_check.h"
+#include <algorithm>
+#include <mutex>
+#include <map>
 #include <cuda_runtime_api.h>
 
 #include "fused/common/device_info.h"
@@ -12,6 +16,26 @@ int cuda_device_count() noexcept {
     return 0;
   }
   return n;
+}
+
+}  // namespace fb::fused
+
+namespace fb::fused {
+
+long long resident_blocks(const void* kernel, int block_threads) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, const void*>, long long> cache;
+  int dev = 0;
+  FB_CUDA_CHECK(cudaGetDevice(&dev));
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_pair(dev, kernel);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  int sms = 0, per_sm = 0;
+  FB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  FB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, 0));
+  const long long blocks = static_cast<long long>(std::max(sms, 1)) * std::max(per_sm, 1);
+  cache.emplace(key, blocks);
+  return blocks;
 }
 
 }  // namespace fb::fused
