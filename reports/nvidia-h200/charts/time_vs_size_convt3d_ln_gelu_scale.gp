@@ -1,0 +1,19 @@
+# Written by `fusebench report`; run `gnuplot time_vs_size_convt3d_ln_gelu_scale.gp` in this folder to redraw.
+if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
+  set terminal pngcairo noenhanced size 900,600
+} else {
+  set terminal png noenhanced size 900,600
+}
+set output 'time_vs_size_convt3d_ln_gelu_scale.png'
+set datafile missing 'NaN'
+set grid
+set title 'convt3d_ln_gelu_scale (KernelBench #34): median time vs problem size, bars p10-p90'
+set xlabel 'problem size (elements)'
+set ylabel 'median time [ms]'
+set logscale xy
+set xrange [2.23696e+07:4.02653e+08]
+set yrange [0.791994:43.4729]
+set xtics ('33.6M' 3.35544e+07, '67.1M' 6.71089e+07, '67.1M' 6.71089e+07, '134.2M' 1.34218e+08, '268.4M' 2.68435e+08)
+set key below
+plot 'time_vs_size_convt3d_ln_gelu_scale.dat' index 0 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref', \
+     'time_vs_size_convt3d_ln_gelu_scale.dat' index 1 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref_tf32'
