@@ -6,6 +6,7 @@
 #include <rapidcheck.h>
 
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -157,6 +158,19 @@ struct typed_model {
   double n = static_cast<double>(batch) * static_cast<double>(channels);
   for (int64_t s : spatial) n *= static_cast<double>(s);
   return n;
+}
+
+/// Sweep variants of `base` that change only the batch size: one {label, batch} row each.
+template <class C>
+[[nodiscard]] std::vector<std::pair<std::string, C>> batch_variants(
+    const C& base, std::initializer_list<std::pair<const char*, int64_t>> rows) {
+  std::vector<std::pair<std::string, C>> variants;
+  for (const auto& [label, batch] : rows) {
+    C c = base;
+    c.batch_size = batch;
+    variants.emplace_back(label, c);
+  }
+  return variants;
 }
 
 /// Erases the config type: every function parses the JSON config through the schema.

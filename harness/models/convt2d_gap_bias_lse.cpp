@@ -97,12 +97,7 @@ model_entry convt2d_gap_bias_lse() {
                          x + w + 2.0 * c.batch_size * c.in_channels * c.out_channels};
   };
   m.sweep_variants = [](const config& base) {
-    std::vector<std::pair<std::string, config>> v;
-    for (auto [label, batch] : {std::pair{"batch x0.125", 2}, {"batch x0.5", 8}, {"batch x2", 32}}) {
-      config c = base;
-      c.batch_size = batch;
-      v.emplace_back(label, c);
-    }
+    auto v = batch_variants(base, {{"batch x0.125", 2}, {"batch x0.5", 8}, {"batch x2", 32}});
     config small = base;
     small.height = small.width = 256;
     v.emplace_back("spatial x0.25", small);

@@ -112,12 +112,7 @@ model_entry convt2d_mul_gap() {
                          x + 2.0 * c.batch_size * w};
   };
   m.sweep_variants = [](const config& base) {
-    std::vector<std::pair<std::string, config>> v;
-    for (auto [label, batch] : {std::pair{"batch x0.125", 2}, {"batch x0.5", 8}, {"batch x2", 32}}) {
-      config c = base;
-      c.batch_size = batch;
-      v.emplace_back(label, c);
-    }
+    auto v = batch_variants(base, {{"batch x0.125", 2}, {"batch x0.5", 8}, {"batch x2", 32}});
     for (auto [label, side] : {std::pair{"spatial x0.25", 64}, {"spatial x2", 181}}) {
       config c = base;
       c.height = c.width = side;

@@ -71,12 +71,7 @@ model_entry convt3d_bn_sub() {
   m.conditioning = model::conditioning;
   m.gen_config = gen_config;
   m.sweep_variants = [](const config& base) {
-    std::vector<std::pair<std::string, config>> v;
-    for (auto [label, batch] : {std::pair{"batch x0.125", 2}, {"batch x0.5", 8}, {"batch x2", 32}}) {
-      config c = base;
-      c.batch_size = batch;
-      v.emplace_back(label, c);
-    }
+    auto v = batch_variants(base, {{"batch x0.125", 2}, {"batch x0.5", 8}, {"batch x2", 32}});
     config small = base;
     small.depth = 8;
     small.height = small.width = 16;

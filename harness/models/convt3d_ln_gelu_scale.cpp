@@ -73,12 +73,7 @@ model_entry convt3d_ln_gelu_scale() {
   m.conditioning = model::conditioning;
   m.gen_config = gen_config;
   m.sweep_variants = [](const config& base) {
-    std::vector<std::pair<std::string, config>> v;
-    for (auto [label, batch] : {std::pair{"batch x0.125", 4}, {"batch x0.25", 8}, {"batch x0.5", 16}}) {
-      config c = base;
-      c.batch_size = batch;
-      v.emplace_back(label, c);
-    }
+    auto v = batch_variants(base, {{"batch x0.125", 4}, {"batch x0.25", 8}, {"batch x0.5", 16}});
     // W is pinned by W' == C_out; scale depth and height instead.
     config small = base;
     small.depth = 8;
