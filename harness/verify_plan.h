@@ -31,7 +31,7 @@ struct verify_target {
 /// because the fp32 reference itself misses the gate against fp64 there. Such cases are reported as
 /// not_run ("ill-conditioned"), counted, and never silently passed. Calibrated by the property
 /// "fp32 reference vs fp64 reference" (see the notes in README.md).
-inline constexpr double max_reference_conditioning = 30.0;
+inline constexpr double max_reference_conditioning = 20.0;
 
 /// model_entry::conditioning of a case, computed on `device`.
 [[nodiscard]] double case_conditioning(const model_entry& model, const model_case& c, device_kind device);

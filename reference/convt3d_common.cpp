@@ -43,9 +43,14 @@ double batch_norm_conditioning(const at::Tensor& y, const at::Tensor& magnitude,
                                bool training, double eps) {
   const std::string prefix = batch_norm_prefix;
   const at::Tensor gamma = param_like(params, prefix + ".weight", y).view({1, -1, 1, 1, 1});
-  if (training) return normalisation_conditioning(y, magnitude, {0, 2, 3, 4}, eps, gamma);
+  // beta (and in eval mode the running mean) shift every normalised value; what follows the
+  // BatchNorm (#15's mean subtraction, #77's pooling) cancels that shift in fp32 too.
+  const double beta = param_like(params, prefix + ".bias", y).abs().max().item<double>();
+  if (training) return normalisation_conditioning(y, magnitude, {0, 2, 3, 4}, eps, gamma) + beta;
   const at::Tensor var = param_like(params, prefix + ".running_var", y).view({1, -1, 1, 1, 1});
-  return (magnitude.amax({0, 2, 3, 4}, true) * gamma.abs() / (var + eps).sqrt()).max().item<double>();
+  const at::Tensor mean = param_like(params, prefix + ".running_mean", y).view({1, -1, 1, 1, 1});
+  return ((magnitude.amax({0, 2, 3, 4}, true) + mean.abs()) * gamma.abs() / (var + eps).sqrt()).max().item<double>() +
+         beta;
 }
 
 at::Tensor oracle_conv(const cubic_conv& conv, bool bias, const tensor_map& params, const at::Tensor& x) {
