@@ -8,7 +8,9 @@ gtest_discover_tests(fused_math_test DISCOVERY_TIMEOUT 60)
 
 # run_cuda vs run_host on random configs; prints "SKIPPED: no CUDA device" and exits 0 without a GPU.
 if(FUSEBENCH_HAVE_CUDA)
-  add_executable(fused_cuda_selftest ${CMAKE_CURRENT_LIST_DIR}/fused_cuda_selftest.cpp)
+  add_executable(fused_cuda_selftest ${CMAKE_CURRENT_LIST_DIR}/fused_cuda_selftest.cpp
+                                     ${CMAKE_CURRENT_LIST_DIR}/timing_probes.cu)
+  set_target_properties(fused_cuda_selftest PROPERTIES CUDA_ARCHITECTURES 90)
   target_link_libraries(fused_cuda_selftest PRIVATE fusebench_fused_cuda)
   # One CUDA runtime per process: the shared one (as libtorch uses), not cudart_static as well.
   set_target_properties(fused_cuda_selftest PROPERTIES CUDA_RUNTIME_LIBRARY Shared)

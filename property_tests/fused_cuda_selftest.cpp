@@ -21,6 +21,7 @@
 #include "fused/common/device_info.h"
 #include "fused/convt2d_gap_bias_lse.h"
 #include "fused/convt2d_mul_gap.h"
+#include "property_tests/timing_probes.h"
 
 namespace {
 
@@ -202,20 +203,32 @@ std::string describe(const gl::problem& p, dist d) {
   return buf;
 }
 
-// Median time of run_cuda over `reps` runs, the L2 flushed (memset of 2x L2) before each one.
+// How the L2 is emptied before each timed run (the harness's call_timer uses the first):
+//   dirty: a memset of 2x the L2, which leaves the L2 full of dirty lines the timed kernel then
+//          has to write back while it reads (extra DRAM traffic charged to it);
+//   clean: a read of a 2x-L2 buffer, which leaves clean lines only (evicted for free).
+enum class flush_kind { dirty, clean };
+
+// Median time of `launch` over `reps` runs, the L2 flushed before each one.
 template <class Launch>
-double median_us(Launch launch, cudaStream_t stream, int reps) {
+double median_us(Launch launch, cudaStream_t stream, int reps, flush_kind flush_how = flush_kind::dirty) {
   int dev = 0, l2 = 0;
   FB_CUDA_CHECK(cudaGetDevice(&dev));
   FB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-  device_buffer flush(static_cast<std::size_t>(std::max(l2, 1 << 20)) * 2);
+  const std::size_t flush_bytes = static_cast<std::size_t>(std::max(l2, 1 << 20)) * 2;
+  device_buffer flush(flush_bytes);
+  device_buffer sink(static_cast<std::size_t>(fb::probes::read_sink_floats()) * sizeof(float));
+  FB_CUDA_CHECK(cudaMemsetAsync(flush.p, 0, flush_bytes, stream));
   cudaEvent_t a, b;
   FB_CUDA_CHECK(cudaEventCreate(&a));
   FB_CUDA_CHECK(cudaEventCreate(&b));
   for (int i = 0; i < 3; ++i) launch();
   std::vector<float> ms;
   for (int i = 0; i < reps; ++i) {
-    FB_CUDA_CHECK(cudaMemsetAsync(flush.p, i & 0xff, static_cast<std::size_t>(std::max(l2, 1 << 20)) * 2, stream));
+    if (flush_how == flush_kind::dirty)
+      FB_CUDA_CHECK(cudaMemsetAsync(flush.p, i & 0xff, flush_bytes, stream));
+    else
+      fb::probes::read_only(flush.f(), static_cast<int64_t>(flush_bytes / 4), sink.f(), stream);
     FB_CUDA_CHECK(cudaEventRecord(a, stream));
     launch();
     FB_CUDA_CHECK(cudaEventRecord(b, stream));
@@ -228,6 +241,24 @@ double median_us(Launch launch, cudaStream_t stream, int reps) {
   FB_CUDA_CHECK(cudaEventDestroy(b));
   std::sort(ms.begin(), ms.end());
   return 1000.0 * ms[ms.size() / 2];
+}
+
+// Splits the #44 time: the kernel and a plain read of x, after a dirty and after a clean flush,
+// and an empty kernel (the launch floor).
+template <class Launch>
+void bench_mul_gap(const std::string& what, Launch launch, const float* x, int64_t n, cudaStream_t stream) {
+  const double bytes = static_cast<double>(n) * 4.0;
+  device_buffer sink(static_cast<std::size_t>(fb::probes::read_sink_floats()) * sizeof(float));
+  const auto read = [&] { fb::probes::read_only(x, n, sink.f(), stream); };
+  const auto empty = [&] { fb::probes::empty_kernel(stream); };
+  for (const flush_kind f : {flush_kind::dirty, flush_kind::clean}) {
+    const double us = median_us(launch, stream, 50, f);
+    const double us_read = median_us(read, stream, 50, f);
+    const double us_empty = median_us(empty, stream, 50, f);
+    std::printf("BENCH %s, %s flush: %.2f us (x at %.0f GB/s); plain read of x %.2f us (%.0f GB/s); empty kernel %.2f us\n",
+                what.c_str(), f == flush_kind::dirty ? "dirty" : "clean", us, bytes / us * 1e-3, us_read,
+                bytes / us_read * 1e-3, us_empty);
+  }
 }
 
 bool run_mul_gap(const mg::problem& p, dist d, rng_t& rng, bool graph, bool bench, cudaStream_t stream, tally& t) {
@@ -249,11 +280,7 @@ bool run_mul_gap(const mg::problem& p, dist d, rng_t& rng, bool graph, bool benc
   device_buffer dws(wsb);
   auto launch = [&] { mg::run_cuda(p, dx.f(), dw.f(), dcb.f(), dout.f() + k_guard, dws.p, stream); };
   const bool ok = check_case(describe(p, d), launch, dout, n, host, graph, stream, t);
-  if (bench) {
-    const double us = median_us(launch, stream, 50);
-    std::printf("BENCH %s: %.2f us, x read at %.0f GB/s\n", describe(p, d).c_str(), us,
-                static_cast<double>(x.size()) * 4.0 / us * 1e-3);
-  }
+  if (bench) bench_mul_gap(describe(p, d), launch, dx.f(), static_cast<int64_t>(x.size()), stream);
   return ok;
 }
 
@@ -280,8 +307,10 @@ bool run_gap_lse(const gl::problem& p, dist d, rng_t& rng, bool graph, bool benc
   const bool ok = check_case(describe(p, d), launch, dout, n, host, graph, stream, t);
   if (bench) {
     const double us = median_us(launch, stream, 30);
-    std::printf("BENCH %s: %.2f us, x read at %.0f GB/s\n", describe(p, d).c_str(), us,
-                static_cast<double>(x.size()) * 4.0 / us * 1e-3);
+    const double us_clean = median_us(launch, stream, 30, flush_kind::clean);
+    std::printf("BENCH %s: %.2f us after a dirty flush (x at %.0f GB/s), %.2f us after a clean one (%.0f GB/s)\n",
+                describe(p, d).c_str(), us, static_cast<double>(x.size()) * 4.0 / us * 1e-3, us_clean,
+                static_cast<double>(x.size()) * 4.0 / us_clean * 1e-3);
   }
   return ok;
 }
@@ -357,12 +386,22 @@ int main(int argc, char** argv) {
       const mg::problem p = draw_mul_gap(rng);
       run_mul_gap(p, draw_dist(rng), rng, c < 20, false, stream, t44);
     }
+    // Planes of 22500-90000 elements: one to three #44 work items (32768 elements) per plane.
+    for (int c = 0; c < std::max(1, cases / 20); ++c) {
+      mg::problem p = draw_mul_gap(rng);
+      p.batch = rng.range(1, 3);
+      p.height = rng.range(150, 300);
+      p.width = rng.range(150, 300);
+      run_mul_gap(p, draw_dist(rng), rng, c < 2, false, stream, t44);
+    }
     for (int c = 0; c < cases; ++c) {
       const gl::problem p = draw_gap_lse(rng);
       run_gap_lse(p, draw_dist(rng), rng, c < 20, false, stream, t42);
     }
     if (with_default) {
       run_mul_gap(mg::problem{16, 64, 128, 128, 128, 3, 2, 1, 1, 0.5f}, dist::uniform, rng, true, bench, stream, t44);
+      if (bench)  // batch x0.125: what does not scale with the input
+        run_mul_gap(mg::problem{2, 64, 128, 128, 128, 3, 2, 1, 1, 0.5f}, dist::uniform, rng, false, true, stream, t44);
       run_mul_gap(mg::problem{16, 64, 128, 128, 128, 3, 2, 1, 1, -0.5f}, dist::offset, rng, false, false, stream, t44);
       run_gap_lse(gl::problem{16, 64, 128, 512, 512, 3}, dist::uniform, rng, true, bench, stream, t42);
     }
