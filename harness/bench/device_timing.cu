@@ -195,6 +195,46 @@ double measure_copy_bandwidth(fused::stream_t stream) {
   }
 }
 
+double measure_read_bandwidth(fused::stream_t stream) {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  FB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::size_t bytes = std::min<std::size_t>(std::size_t{1} << 30, free_bytes / 4) & ~std::size_t{255};
+  const int device = current_device();
+  int sms = 0;
+  int per_sm = 0;
+  FB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  FB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_kernel, flush_threads, 0));
+  const int blocks = std::max(1, sms * per_sm);
+  void* src = nullptr;
+  float* sink = nullptr;
+  FB_CUDA_CHECK(cudaMalloc(&src, bytes));
+  try {
+    FB_CUDA_CHECK(cudaMalloc(&sink, static_cast<std::size_t>(blocks) * sizeof(float)));
+    FB_CUDA_CHECK(cudaMemsetAsync(src, 1, bytes, stream));
+    const auto run = [&] {
+      read_kernel<<<blocks, flush_threads, 0, stream>>>(static_cast<const float4*>(src), bytes / 16, sink);
+      FB_CUDA_CHECK(cudaGetLastError());
+    };
+    run();  // warm-up (and the memset's dirty lines written back)
+    cuda_timer timer;
+    std::vector<double> rates;
+    for (int i = 0; i < timed_runs; ++i) {
+      timer.start(stream);
+      run();
+      timer.stop(stream);
+      rates.push_back(static_cast<double>(bytes) / timer.get_elapsed());
+    }
+    FB_CUDA_CHECK(cudaFree(sink));
+    FB_CUDA_CHECK(cudaFree(src));
+    return median_of(std::move(rates));
+  } catch (...) {
+    (void)cudaFree(sink);
+    (void)cudaFree(src);
+    throw;
+  }
+}
+
 double measure_fp32_peak(fused::stream_t stream) {
   const int device = current_device();
   int sm_count = 0;

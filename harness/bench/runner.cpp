@@ -477,7 +477,8 @@ bench_summary run_bench(const std::vector<bench_point>& points, const bench_sett
   env.measured_bandwidth = calibration.bandwidth;
   env.measured_fp32_peak = calibration.fp32_peak;
   writer.set_environment(env);
-  fmt::print(log, "bench: bandwidth {:.1f} GB/s, FP32 peak {:.1f} GFLOP/s\n", calibration.bandwidth * 1e-9,
+  fmt::print(log, "bench: bandwidth {:.1f} GB/s (copy {:.1f}, read {:.1f}; the floor takes the larger), FP32 peak {:.1f} GFLOP/s\n",
+             calibration.bandwidth * 1e-9, calibration.copy_bandwidth * 1e-9, calibration.read_bandwidth * 1e-9,
              calibration.fp32_peak * 1e-9);
 
   std::size_t total = 0;

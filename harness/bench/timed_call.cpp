@@ -172,13 +172,15 @@ std::size_t next_batch(const repetition_policy& policy, const std::vector<double
 device_calibration calibrate(device_kind device) {
   device_calibration c;
   if (device == device_kind::cpu) {
-    c.bandwidth = measure_host_bandwidth();
+    c.copy_bandwidth = c.read_bandwidth = c.bandwidth = measure_host_bandwidth();
     c.fp32_peak = measure_host_fp32_peak();
     return c;
   }
 #if FUSEBENCH_BENCH_DEVICE
   const fused::stream_t stream = current_cuda_stream();
-  c.bandwidth = measure_copy_bandwidth(stream);
+  c.copy_bandwidth = measure_copy_bandwidth(stream);
+  c.read_bandwidth = measure_read_bandwidth(stream);
+  c.bandwidth = std::max(c.copy_bandwidth, c.read_bandwidth);  // a floor must be unbeatable
   c.fp32_peak = measure_fp32_peak(stream);
   return c;
 #else

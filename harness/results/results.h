@@ -33,7 +33,7 @@ struct run_environment {
   std::string build_type;           ///< CMAKE_BUILD_TYPE, e.g. "Release"
   std::string date;                 ///< start of the run, ISO-8601 UTC, e.g. "2025-11-22T03:33:00Z"
   std::string hostname;             ///< machine that measured
-  double measured_bandwidth = 0.0;  ///< device-to-device copy, read + written [bytes/s]
+  double measured_bandwidth = 0.0;  ///< the floor's: max(copy read + written, read only) [bytes/s]
   double measured_fp32_peak = 0.0;  ///< calibrated FMA kernel [FLOP/s]
   std::string sweep;                ///< name of the config sweep that was run, e.g. "default" or "batch"
   std::uint64_t seed = 0;           ///< seed of inputs and parameters
