@@ -1,6 +1,6 @@
 /// Registry entry for KernelBench #42: ConvTranspose2d -> GAP -> + bias -> logsumexp -> sum -> * 10.
 #include "fused/convt2d_gap_bias_lse.h"
-#include "harness/detail/raw_pointers.h"
+#include "harness/detail/fused_adapter.h"
 #include "harness/device.h"
 #include "harness/generators.h"
 #include "harness/models/models.h"
@@ -37,22 +37,16 @@ fused::problem to_problem(const config& c) {
 // The fused implementations: input plane sums x tap-summed weights (SPEC §1.3), then a stable
 // logsumexp; host executor and CUDA kernels share the math in fused/common.
 typed_implementation<config> fused_implementation(device_kind device) {
-  typed_implementation<config> impl;
-  impl.name = device == device_kind::cuda ? "fused_cuda" : "fused_host";
-  impl.device = device;
-  impl.workspace_bytes = [](const config& c) { return fused::workspace_bytes(to_problem(c)); };
-  impl.run = [device](const config& c, const model_case& k, output_slots& s) {
-    const float* x = detail::float_data(k.input, device, "input");
-    const float* w = detail::param_data(k, "conv_transpose.weight", device);
-    const float* cb = detail::param_data(k, "conv_transpose.bias", device);
-    const float* b = detail::param_data(k, "bias", device);
-    float* out = detail::mutable_float_data(s.output, device, "output");
-    if (device == device_kind::cuda)
-      fused::run_cuda(to_problem(c), x, w, cb, b, out, detail::workspace_data(s), current_cuda_stream());
-    else
-      fused::run_host(to_problem(c), x, w, cb, b, out, detail::workspace_data(s));
-  };
-  return impl;
+  return detail::fused_implementation<config>(
+      device, {"conv_transpose.weight", "conv_transpose.bias", "bias"},
+      [](const config& c) { return fused::workspace_bytes(to_problem(c)); },
+      [](const config& c, const detail::fused_args& a) {
+        const auto& p = a.params;
+        if (a.device == device_kind::cuda)
+          fused::run_cuda(to_problem(c), a.input, p[0], p[1], p[2], a.output, a.workspace, a.stream);
+        else
+          fused::run_host(to_problem(c), a.input, p[0], p[1], p[2], a.output, a.workspace);
+      });
 }
 
 }  // namespace

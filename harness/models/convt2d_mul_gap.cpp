@@ -1,6 +1,6 @@
 /// Registry entry for KernelBench #44: ConvTranspose2d -> * multiplier -> global average pool (x2).
 #include "fused/convt2d_mul_gap.h"
-#include "harness/detail/raw_pointers.h"
+#include "harness/detail/fused_adapter.h"
 #include "harness/device.h"
 #include "harness/generators.h"
 #include "harness/models/models.h"
@@ -45,21 +45,16 @@ fused::problem to_problem(const config& c) {
 // The fused implementations: the same algebra (SPEC §1.4 border sums) as a host executor and as
 // CUDA kernels; both write (B, C_out) into the harness's (B, C_out, 1, 1) output.
 typed_implementation<config> fused_implementation(device_kind device) {
-  typed_implementation<config> impl;
-  impl.name = device == device_kind::cuda ? "fused_cuda" : "fused_host";
-  impl.device = device;
-  impl.workspace_bytes = [](const config& c) { return fused::workspace_bytes(to_problem(c)); };
-  impl.run = [device](const config& c, const model_case& k, output_slots& s) {
-    const float* x = detail::float_data(k.input, device, "input");
-    const float* w = detail::param_data(k, "conv_transpose.weight", device);
-    const float* b = detail::param_data(k, "conv_transpose.bias", device);
-    float* out = detail::mutable_float_data(s.output, device, "output");
-    if (device == device_kind::cuda)
-      fused::run_cuda(to_problem(c), x, w, b, out, detail::workspace_data(s), current_cuda_stream());
-    else
-      fused::run_host(to_problem(c), x, w, b, out, detail::workspace_data(s));
-  };
-  return impl;
+  return detail::fused_implementation<config>(
+      device, {"conv_transpose.weight", "conv_transpose.bias"},
+      [](const config& c) { return fused::workspace_bytes(to_problem(c)); },
+      [](const config& c, const detail::fused_args& a) {
+        const auto& p = a.params;
+        if (a.device == device_kind::cuda)
+          fused::run_cuda(to_problem(c), a.input, p[0], p[1], a.output, a.workspace, a.stream);
+        else
+          fused::run_host(to_problem(c), a.input, p[0], p[1], a.output, a.workspace);
+      });
 }
 
 }  // namespace
