@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "harness/inputs.h"
@@ -38,6 +39,47 @@ struct geometry_rules {
 /// spatial sizes 1..40 (odd and non-square come naturally), channels 1..64 drawn independently
 /// (so C_in != C_out is common), batch 1..8, then cut to the output and MAC budget.
 [[nodiscard]] rc::Gen<convt_geometry> conv_transpose_geometry(const geometry_rules& rules, const fuzz_budget& budget);
+
+namespace detail {
+template <class C, class = void>
+struct has_stride : std::false_type {};
+template <class C>
+struct has_stride<C, std::void_t<decltype(&C::stride)>> : std::true_type {};
+template <class C, class = void>
+struct has_output_padding : std::false_type {};
+template <class C>
+struct has_output_padding<C, std::void_t<decltype(&C::output_padding)>> : std::true_type {};
+template <class C, class = void>
+struct has_depth : std::false_type {};
+template <class C>
+struct has_depth<C, std::void_t<decltype(&C::depth)>> : std::true_type {};
+}  // namespace detail
+
+/// A config of the geometry `g`: the sizes every model has (channels, kernel, batch, spatial), and
+/// stride, padding, output_padding and depth where the config has those keys. The model's own
+/// scalars (eps, multiplier, ...) stay at their defaults for the generator to draw.
+template <class C>
+[[nodiscard]] C config_of(const convt_geometry& g) {
+  C c;
+  c.in_channels = g.in_channels;
+  c.out_channels = g.out_channels;
+  c.kernel_size = g.kernel_size;
+  c.batch_size = g.batch;
+  if constexpr (detail::has_stride<C>::value) {
+    c.stride = g.stride;
+    c.padding = g.padding;
+  }
+  if constexpr (detail::has_output_padding<C>::value) c.output_padding = g.output_padding;
+  if constexpr (detail::has_depth<C>::value) {
+    c.depth = g.spatial.at(0);
+    c.height = g.spatial.at(1);
+    c.width = g.spatial.at(2);
+  } else {
+    c.height = g.spatial.at(0);
+    c.width = g.spatial.at(1);
+  }
+  return c;
+}
 
 /// A double uniform on [lo, hi] (1e6 steps; shrinks towards lo).
 [[nodiscard]] rc::Gen<double> real_in_range(double lo, double hi);

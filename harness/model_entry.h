@@ -144,6 +144,18 @@ struct typed_model {
   std::function<std::vector<std::pair<std::string, C>>(const C& base)> sweep_variants;
 };
 
+/// The free functions every reference/<model>.h declares for its config C.
+template <class C>
+struct reference_functions {
+  void (*validate)(const C&);
+  std::vector<int64_t> (*input_shape)(const C&);
+  std::vector<int64_t> (*output_shape)(const C&);
+  std::vector<int64_t> (*conv_output_shape)(const C&);
+  tensor_map (*make_parameters)(const C&, ref::param_init, uint64_t);
+  ref::forward_result (*forward)(const C&, const tensor_map&, const at::Tensor&);
+  ref::forward_result (*oracle)(const C&, const tensor_map&, const at::Tensor&);
+};
+
 /// Multiply-adds of a transposed convolution: every input element meets C_out * k^dims weights.
 [[nodiscard]] inline double conv_transpose_macs(const std::vector<int64_t>& input_shape, int64_t out_channels,
                                                 int64_t kernel_size, int dims) {
@@ -158,6 +170,25 @@ struct typed_model {
   double n = static_cast<double>(batch) * static_cast<double>(channels);
   for (int64_t s : spatial) n *= static_cast<double>(s);
   return n;
+}
+
+/// Wires a model's reference functions into its entry, and derives the transposed convolution's
+/// output size and multiply-adds from them (every config has batch_size, out_channels and
+/// kernel_size; `spatial_dims` is 2 or 3).
+template <class C>
+void use_reference(typed_model<C>& m, const reference_functions<C>& f, int spatial_dims) {
+  m.validate = f.validate;
+  m.input_shape = f.input_shape;
+  m.output_shape = f.output_shape;
+  m.conv_output_elements = [shape = f.conv_output_shape](const C& c) {
+    return elements(c.batch_size, c.out_channels, shape(c));
+  };
+  m.conv_macs = [shape = f.input_shape, spatial_dims](const C& c) {
+    return conv_transpose_macs(shape(c), c.out_channels, c.kernel_size, spatial_dims);
+  };
+  m.make_parameters = f.make_parameters;
+  m.reference = f.forward;
+  m.oracle = f.oracle;
 }
 
 /// Sweep variants of `base` that change only the batch size: one {label, batch} row each.

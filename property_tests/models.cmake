@@ -6,7 +6,8 @@ add_library(fusebench_model_properties STATIC ${CMAKE_CURRENT_LIST_DIR}/model_pr
 target_link_libraries(fusebench_model_properties PUBLIC fusebench_core GTest::gtest)
 
 file(GLOB FUSEBENCH_MODEL_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/convt*_test.cpp)
-add_executable(model_property_tests ${FUSEBENCH_MODEL_TESTS} ${CMAKE_CURRENT_LIST_DIR}/equivalence_doubles_test.cpp)
+add_executable(model_property_tests ${FUSEBENCH_MODEL_TESTS} ${CMAKE_CURRENT_LIST_DIR}/equivalence_doubles_test.cpp
+               ${CMAKE_CURRENT_LIST_DIR}/generators_test.cpp)
 target_link_libraries(model_property_tests PRIVATE fusebench_model_properties GTest::gtest_main)
 # 200 RapidCheck cases per property (SPEC: at least 200 reference-vs-oracle cases per model).
 # Ill-conditioned cases are discarded (verify_plan.h), up to 100 per success for #34.

@@ -82,7 +82,9 @@ struct device_info {
 [[nodiscard]] double measure_copy_bandwidth(fused::stream_t stream = nullptr);
 
 /// Read-only bandwidth: the median of several reads of a buffer of up to 1 GiB (a quarter of free
-/// memory at most) by a kernel of 16-byte loads, one full wave of blocks [bytes/s]. On HBM a pure
+/// memory at most) with 16-byte loads and one full wave of blocks, for two read patterns (threads
+/// striding over the grid; warps reading whole 4 KB pieces, as the fused kernels stream); the
+/// faster pattern counts [bytes/s]. On HBM a pure
 /// read runs faster than a copy (no read/write turnaround): measured on an H200, 4.17 TB/s copy and
 /// a #42 kernel reading 2.15 GB at 4.33 TB/s. A floor from the copy alone would not be a floor.
 [[nodiscard]] double measure_read_bandwidth(fused::stream_t stream = nullptr);

@@ -16,14 +16,7 @@ rc::Gen<config> gen_config(const fuzz_budget& budget) {
   rules.dims = 2;
   rules.strided = false;  // stride 1, padding 0: not constructor arguments of #42
   return rc::gen::exec([rules, budget] {
-    const gen::convt_geometry g = *gen::conv_transpose_geometry(rules, budget);
-    config c;
-    c.in_channels = g.in_channels;
-    c.out_channels = g.out_channels;
-    c.kernel_size = g.kernel_size;
-    c.batch_size = g.batch;
-    c.height = g.spatial[0];
-    c.width = g.spatial[1];
+    config c = gen::config_of<config>(*gen::conv_transpose_geometry(rules, budget));
     return c;
   });
 }
@@ -65,18 +58,10 @@ model_entry convt2d_gap_bias_lse() {
           make_field("height", &config::height, "input height H"),
           make_field("width", &config::width, "input width W"),
       })};
-  m.validate = model::validate;
-  m.input_shape = model::input_shape;
-  m.output_shape = model::output_shape;
-  m.conv_output_elements = [](const config& c) {
-    return elements(c.batch_size, c.out_channels, model::conv_output_shape(c));
-  };
-  m.conv_macs = [](const config& c) {
-    return conv_transpose_macs(model::input_shape(c), c.out_channels, c.kernel_size, 2);
-  };
-  m.make_parameters = model::make_parameters;
-  m.reference = model::forward;
-  m.oracle = model::oracle;
+  use_reference<config>(m,
+                        {model::validate, model::input_shape, model::output_shape, model::conv_output_shape,
+                         model::make_parameters, model::forward, model::oracle},
+                        2);
   m.gen_config = gen_config;
   m.fused.push_back(fused_implementation(device_kind::cpu));
 #if FUSEBENCH_HAVE_CUDA

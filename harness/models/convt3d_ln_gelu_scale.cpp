@@ -15,17 +15,7 @@ rc::Gen<config> gen_config(const fuzz_budget& budget) {
   rules.dims = 3;
   rules.last_dim_is_channels = true;
   return rc::gen::exec([rules, budget] {
-    const gen::convt_geometry g = *gen::conv_transpose_geometry(rules, budget);
-    config c;
-    c.in_channels = g.in_channels;
-    c.out_channels = g.out_channels;
-    c.kernel_size = g.kernel_size;
-    c.stride = g.stride;
-    c.padding = g.padding;
-    c.batch_size = g.batch;
-    c.depth = g.spatial[0];
-    c.height = g.spatial[1];
-    c.width = g.spatial[2];
+    config c = gen::config_of<config>(*gen::conv_transpose_geometry(rules, budget));
     c.bias = *rc::gen::arbitrary<bool>().as("bias");
     c.eps = *gen::log_uniform(1e-5, 1.0).as("eps");
     c.scaling_factor = *gen::real_in_range(-3.0, 3.0).as("scaling_factor");
@@ -58,18 +48,10 @@ model_entry convt3d_ln_gelu_scale() {
   // LayerNorm of offset rows cancels in fp32 (libtorch computes y*a + b): at +10 about 7% of cases
   // failed fp32-vs-fp64; at +2 most stay inside the conditioning limit.
   m.input_offset = 2.0;
-  m.validate = model::validate;
-  m.input_shape = model::input_shape;
-  m.output_shape = model::output_shape;
-  m.conv_output_elements = [](const config& c) {
-    return elements(c.batch_size, c.out_channels, model::conv_output_shape(c));
-  };
-  m.conv_macs = [](const config& c) {
-    return conv_transpose_macs(model::input_shape(c), c.out_channels, c.kernel_size, 3);
-  };
-  m.make_parameters = model::make_parameters;
-  m.reference = model::forward;
-  m.oracle = model::oracle;
+  use_reference<config>(m,
+                        {model::validate, model::input_shape, model::output_shape, model::conv_output_shape,
+                         model::make_parameters, model::forward, model::oracle},
+                        3);
   m.conditioning = model::conditioning;
   m.gen_config = gen_config;
   m.sweep_variants = [](const config& base) {

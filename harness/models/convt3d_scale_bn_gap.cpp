@@ -10,20 +10,13 @@ using model::config;
 
 rc::Gen<config> gen_config(const fuzz_budget& budget) {
   return rc::gen::exec([budget] {
-    config c;
-    c.training = *rc::gen::arbitrary<bool>().as("training");
+    const bool training = *rc::gen::arbitrary<bool>().as("training");
     gen::geometry_rules rules;
     rules.dims = 3;
     rules.strided = false;
-    rules.batch_norm_training = c.training;
-    const gen::convt_geometry g = *gen::conv_transpose_geometry(rules, budget);
-    c.in_channels = g.in_channels;
-    c.out_channels = g.out_channels;
-    c.kernel_size = g.kernel_size;
-    c.batch_size = g.batch;
-    c.depth = g.spatial[0];
-    c.height = g.spatial[1];
-    c.width = g.spatial[2];
+    rules.batch_norm_training = training;
+    config c = gen::config_of<config>(*gen::conv_transpose_geometry(rules, budget));
+    c.training = training;
     c.scale_factor = *gen::real_in_range(-3.0, 3.0).as("scale_factor");
     c.eps = *gen::log_uniform(1e-6, 1.0).as("eps");
     c.momentum = *gen::real_in_range(1e-3, 1.0).as("momentum");
@@ -56,19 +49,11 @@ model_entry convt3d_scale_bn_gap() {
   // As for #15: at +100 the fp32 reference's running_var misses the gate (rel 1.7e-5 measured);
   // at +2 most offset cases stay inside the conditioning limit.
   m.input_offset = 2.0;
-  m.validate = model::validate;
-  m.input_shape = model::input_shape;
-  m.output_shape = model::output_shape;
-  m.conv_output_elements = [](const config& c) {
-    return elements(c.batch_size, c.out_channels, model::conv_output_shape(c));
-  };
-  m.conv_macs = [](const config& c) {
-    return conv_transpose_macs(model::input_shape(c), c.out_channels, c.kernel_size, 3);
-  };
+  use_reference<config>(m,
+                        {model::validate, model::input_shape, model::output_shape, model::conv_output_shape,
+                         model::make_parameters, model::forward, model::oracle},
+                        3);
   m.buffer_names = [](const config&) { return ref::batch_norm_buffer_names("batch_norm"); };
-  m.make_parameters = model::make_parameters;
-  m.reference = model::forward;
-  m.oracle = model::oracle;
   m.conditioning = model::conditioning;
   m.gen_config = gen_config;
   m.sweep_variants = [](const config& base) {
