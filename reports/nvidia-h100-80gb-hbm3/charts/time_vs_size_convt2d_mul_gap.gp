@@ -12,7 +12,7 @@ set xlabel 'problem size (elements)'
 set ylabel 'median time [ms]'
 set logscale xy
 set xrange [1.11848e+07:4.02653e+08]
-set yrange [0.0204203:15.076]
+set yrange [0.0100245:15.1939]
 set xtics ('16.8M' 1.67772e+07, '33.6M' 3.35544e+07, '67.1M' 6.71089e+07, '134.2M' 1.34218e+08, '268.4M' 2.68378e+08, '268.4M' 2.68435e+08)
 set key below
 plot 'time_vs_size_convt2d_mul_gap.dat' index 0 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref', \

@@ -12,7 +12,7 @@ set xlabel 'problem size (elements)'
 set ylabel 'median time [ms]'
 set logscale xy
 set xrange [2.23696e+07:4.02653e+08]
-set yrange [0.855678:46.8938]
+set yrange [0.854071:46.8304]
 set xtics ('33.6M' 3.35544e+07, '67.1M' 6.71089e+07, '67.1M' 6.71089e+07, '134.2M' 1.34218e+08, '268.4M' 2.68435e+08)
 set key below
 plot 'time_vs_size_convt3d_ln_gelu_scale.dat' index 0 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref', \

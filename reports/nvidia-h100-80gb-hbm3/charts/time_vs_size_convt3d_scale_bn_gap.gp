@@ -12,7 +12,7 @@ set xlabel 'problem size (elements)'
 set ylabel 'median time [ms]'
 set logscale xy
 set xrange [4.42368e+06:1.59252e+08]
-set yrange [0.536717:123.392]
+set yrange [0.625982:124.564]
 set xtics ('6.6M' 6.63552e+06, '9.8M' 9.8304e+06, '26.5M' 2.65421e+07, '53.1M' 5.30842e+07, '106.2M' 1.06168e+08)
 set key below
 plot 'time_vs_size_convt3d_scale_bn_gap.dat' index 0 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref', \

@@ -12,7 +12,7 @@ set xlabel 'problem size (elements)'
 set ylabel 'median time [ms]'
 set logscale xy
 set xrange [4.92032e+06:1.88988e+08]
-set yrange [0.159462:11.6186]
+set yrange [0.159326:11.5627]
 set xtics ('7.4M' 7.38048e+06, '7.9M' 7.8745e+06, '31.5M' 3.1498e+07, '63.0M' 6.2996e+07, '126.0M' 1.25992e+08)
 set key below
 plot 'time_vs_size_convt3d_bn_sub.dat' index 0 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref', \
