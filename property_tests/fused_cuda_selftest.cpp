@@ -394,6 +394,15 @@ int main(int argc, char** argv) {
       p.width = rng.range(150, 300);
       run_mul_gap(p, draw_dist(rng), rng, c < 2, false, stream, t44);
     }
+    // #44 paths the random sizes above do not reach:
+    //  - more items than resident blocks, so blocks stream batches of up to 4 items and a batch's
+    //    items belong to two samples (B=40 x C_in=61 single-item planes, 2440 items);
+    //  - k = 65: tap intervals beyond the 64 cached per block, and an item state (8 + 8 + 4225
+    //    doubles) too large for shared memory, so it lives in the workspace.
+    run_mul_gap(mg::problem{40, 61, 37, 33, 29, 3, 2, 1, 1, 0.75f}, dist::normal, rng, true, false, stream, t44);
+    run_mul_gap(mg::problem{40, 61, 37, 33, 29, 5, 3, 4, 2, -1.5f}, dist::offset, rng, false, false, stream, t44);
+    run_mul_gap(mg::problem{2, 3, 5, 8, 8, 65, 1, 0, 0, 0.5f}, dist::uniform, rng, true, false, stream, t44);
+    run_mul_gap(mg::problem{3, 2, 4, 9, 7, 65, 2, 30, 1, -2.0f}, dist::border_only, rng, false, false, stream, t44);
     for (int c = 0; c < cases; ++c) {
       const gl::problem p = draw_gap_lse(rng);
       run_gap_lse(p, draw_dist(rng), rng, c < 20, false, stream, t42);
