@@ -11,7 +11,7 @@ if(FUSEBENCH_HAVE_CUDA)
   add_executable(fused_cuda_selftest ${CMAKE_CURRENT_LIST_DIR}/fused_cuda_selftest.cpp
                                      ${CMAKE_CURRENT_LIST_DIR}/timing_probes.cu)
   set_target_properties(fused_cuda_selftest PROPERTIES CUDA_ARCHITECTURES 90)
-  target_link_libraries(fused_cuda_selftest PRIVATE fusebench_fused_cuda)
+  target_link_libraries(fused_cuda_selftest PRIVATE fusebench_fused_cuda fusebench_bench_device)
   # One CUDA runtime per process: the shared one (as libtorch uses), not cudart_static as well.
   set_target_properties(fused_cuda_selftest PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
   add_test(NAME fused_cuda_selftest COMMAND fused_cuda_selftest)

@@ -21,6 +21,7 @@
 #include "fused/common/device_info.h"
 #include "fused/convt2d_gap_bias_lse.h"
 #include "fused/convt2d_mul_gap.h"
+#include "harness/bench/device_timing.h"
 #include "property_tests/timing_probes.h"
 
 namespace {
@@ -217,7 +218,7 @@ double median_us(Launch launch, cudaStream_t stream, int reps, flush_kind flush_
   FB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
   const std::size_t flush_bytes = static_cast<std::size_t>(std::max(l2, 1 << 20)) * 2;
   device_buffer flush(flush_bytes);
-  device_buffer sink(static_cast<std::size_t>(fb::probes::read_sink_floats()) * sizeof(float));
+  fb::bench::buffer_reader reader;
   FB_CUDA_CHECK(cudaMemsetAsync(flush.p, 0, flush_bytes, stream));
   cudaEvent_t a, b;
   FB_CUDA_CHECK(cudaEventCreate(&a));
@@ -228,7 +229,7 @@ double median_us(Launch launch, cudaStream_t stream, int reps, flush_kind flush_
     if (flush_how == flush_kind::dirty)
       FB_CUDA_CHECK(cudaMemsetAsync(flush.p, i & 0xff, flush_bytes, stream));
     else
-      fb::probes::read_only(flush.f(), static_cast<int64_t>(flush_bytes / 4), sink.f(), stream);
+      reader.read(flush.p, flush_bytes, stream);
     FB_CUDA_CHECK(cudaEventRecord(a, stream));
     launch();
     FB_CUDA_CHECK(cudaEventRecord(b, stream));
@@ -248,8 +249,8 @@ double median_us(Launch launch, cudaStream_t stream, int reps, flush_kind flush_
 template <class Launch>
 void bench_mul_gap(const std::string& what, Launch launch, const float* x, int64_t n, cudaStream_t stream) {
   const double bytes = static_cast<double>(n) * 4.0;
-  device_buffer sink(static_cast<std::size_t>(fb::probes::read_sink_floats()) * sizeof(float));
-  const auto read = [&] { fb::probes::read_only(x, n, sink.f(), stream); };
+  fb::bench::buffer_reader reader;
+  const auto read = [&] { reader.read(x, static_cast<std::size_t>(n) * sizeof(float), stream); };
   const auto empty = [&] { fb::probes::empty_kernel(stream); };
   for (const flush_kind f : {flush_kind::dirty, flush_kind::clean}) {
     const double us = median_us(launch, stream, 50, f);

@@ -129,6 +129,24 @@ __global__ void __launch_bounds__(flush_threads) piece_read_kernel(const float4*
 
 }  // namespace
 
+buffer_reader::buffer_reader() {
+  int sms = 0;
+  int per_sm = 0;
+  FB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, current_device()));
+  FB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_kernel, flush_threads, 0));
+  m_blocks = std::max(1, sms * per_sm);
+  FB_CUDA_CHECK(cudaMalloc(&m_sink, static_cast<std::size_t>(m_blocks) * sizeof(float)));
+}
+
+buffer_reader::~buffer_reader() {
+  if (m_sink != nullptr) (void)cudaFree(m_sink);
+}
+
+void buffer_reader::read(const void* p, std::size_t bytes, fused::stream_t stream) {
+  read_kernel<<<m_blocks, flush_threads, 0, stream>>>(static_cast<const float4*>(p), bytes / 16, m_sink);
+  FB_CUDA_CHECK(cudaGetLastError());
+}
+
 l2_flusher::l2_flusher() {
   const int device = current_device();
   int l2 = 0;
@@ -140,14 +158,8 @@ l2_flusher::l2_flusher() {
     FB_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
   }
   m_bytes = std::max<std::size_t>(2 * static_cast<std::size_t>(l2), std::size_t{1} << 20) & ~std::size_t{15};
-  int sms = 0;
-  int per_sm = 0;
-  FB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  FB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_kernel, flush_threads, 0));
-  m_blocks = std::max(1, sms * per_sm);
   FB_CUDA_CHECK(cudaMalloc(&m_buffer, m_bytes));
   try {
-    FB_CUDA_CHECK(cudaMalloc(&m_sink, static_cast<std::size_t>(m_blocks) * sizeof(float)));
     FB_CUDA_CHECK(cudaMemset(m_buffer, 0, m_bytes));  // defined contents; written back long before timing
   } catch (...) {
     (void)cudaFree(m_buffer);
@@ -157,13 +169,9 @@ l2_flusher::l2_flusher() {
 
 l2_flusher::~l2_flusher() {
   if (m_buffer != nullptr) (void)cudaFree(m_buffer);
-  if (m_sink != nullptr) (void)cudaFree(m_sink);
 }
 
-void l2_flusher::flush(fused::stream_t stream) {
-  read_kernel<<<m_blocks, flush_threads, 0, stream>>>(static_cast<const float4*>(m_buffer), m_bytes / 16, m_sink);
-  FB_CUDA_CHECK(cudaGetLastError());
-}
+void l2_flusher::flush(fused::stream_t stream) { m_reader.read(m_buffer, m_bytes, stream); }
 
 device_info device_description() {
   const int device = current_device();
@@ -219,21 +227,17 @@ double measure_read_bandwidth(fused::stream_t stream) {
   std::size_t total_bytes = 0;
   FB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   const std::size_t bytes = std::min<std::size_t>(std::size_t{1} << 30, free_bytes / 4) & ~std::size_t{4095};
-  const int device = current_device();
   int sms = 0;
   int per_sm = 0;
-  FB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const auto wave = [&](const void* kernel) {  // one full wave of `kernel`'s blocks
-    FB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, flush_threads, 0));
-    return std::max(1, sms * per_sm);
-  };
-  const int blocks = wave(reinterpret_cast<const void*>(read_kernel));
-  const int piece_blocks = wave(reinterpret_cast<const void*>(piece_read_kernel));
+  FB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, current_device()));
+  FB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, piece_read_kernel, flush_threads, 0));
+  const int piece_blocks = std::max(1, sms * per_sm);  // one full wave
+  buffer_reader reader;  // the threads-striding pattern
   void* src = nullptr;
   float* sink = nullptr;
   FB_CUDA_CHECK(cudaMalloc(&src, bytes));
   try {
-    FB_CUDA_CHECK(cudaMalloc(&sink, static_cast<std::size_t>(std::max(blocks, piece_blocks)) * sizeof(float)));
+    FB_CUDA_CHECK(cudaMalloc(&sink, static_cast<std::size_t>(piece_blocks) * sizeof(float)));
     FB_CUDA_CHECK(cudaMemsetAsync(src, 1, bytes, stream));
     const auto* p = static_cast<const float4*>(src);
     // Two read patterns (grid-stride threads; warps on whole pieces); the faster one counts: a
@@ -250,10 +254,7 @@ double measure_read_bandwidth(fused::stream_t stream) {
       }
       return median_of(std::move(rates));
     };
-    const double threads_rate = rate_of([&] {
-      read_kernel<<<blocks, flush_threads, 0, stream>>>(p, bytes / 16, sink);
-      FB_CUDA_CHECK(cudaGetLastError());
-    });
+    const double threads_rate = rate_of([&] { reader.read(src, bytes, stream); });
     const double pieces_rate = rate_of([&] {
       piece_read_kernel<<<piece_blocks, flush_threads, 0, stream>>>(p, bytes / 16, sink);
       FB_CUDA_CHECK(cudaGetLastError());

@@ -34,6 +34,25 @@ class cuda_timer {
   CUevent_st* m_stop = nullptr;
 };
 
+/// Reads a device buffer once with 16-byte loads (threads striding over one full wave of blocks, 4
+/// loads in flight each): the L2 flush, the read-bandwidth calibration and the self-test's
+/// plain-read probe. Keeps its grid size and the kernel's (practically never written) result slot.
+class buffer_reader {
+ public:
+  /// Sizes the grid for the current device. Throws std::runtime_error on a CUDA error.
+  buffer_reader();
+  ~buffer_reader();
+  buffer_reader(const buffer_reader&) = delete;
+  buffer_reader& operator=(const buffer_reader&) = delete;
+
+  /// Reads the first bytes / 16 float4 of `p` (16-byte aligned) on `stream`: one kernel.
+  void read(const void* p, std::size_t bytes, fused::stream_t stream);
+
+ private:
+  float* m_sink = nullptr;  // one float per block; keeps the loads
+  int m_blocks = 0;         // one full wave
+};
+
 /// Evicts the L2 before a timed repetition, so every repetition reads its inputs from DRAM as in a
 /// real pipeline (a warm 50 MB L2 would hide most of a small case's traffic). Allocates a buffer of
 /// at least twice the L2 size once, and sets the persisting-L2 limit to 0 so that no access-policy
@@ -61,8 +80,7 @@ class l2_flusher {
  private:
   void* m_buffer = nullptr;
   std::size_t m_bytes = 0;
-  float* m_sink = nullptr;  // the read kernel's (practically never written) result, keeps its loads
-  int m_blocks = 0;         // one full wave of the read kernel
+  buffer_reader m_reader;
 };
 
 /// What the results file records about the device.
