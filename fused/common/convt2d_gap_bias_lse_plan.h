@@ -28,12 +28,7 @@ struct plan {
 inline plan make_plan(const problem& p) {
   using fb::fused::detail::require;
   constexpr const char* m = "convt2d_gap_bias_lse";
-  require(p.batch >= 1, m, "batch", "must be >= 1", p.batch);
-  require(p.in_channels >= 1, m, "in_channels", "must be >= 1", p.in_channels);
-  require(p.out_channels >= 1, m, "out_channels", "must be >= 1", p.out_channels);
-  require(p.height >= 1, m, "height", "must be >= 1", p.height);
-  require(p.width >= 1, m, "width", "must be >= 1", p.width);
-  require(p.kernel_size >= 1, m, "kernel_size", "must be >= 1", p.kernel_size);
+  fb::fused::detail::require_positive_sizes(p, m);
   plan pl{};
   pl.batch = p.batch;
   pl.c_in = p.in_channels;

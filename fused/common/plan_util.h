@@ -22,6 +22,18 @@ inline void require(bool ok, const char* model, const char* field, const char* r
                                 ")");
 }
 
+/// The sizes every fused 2-D problem has (batch, in_channels, out_channels, height, width,
+/// kernel_size) must be >= 1; throws as require() otherwise, naming the first one that is not.
+template <class Problem>
+void require_positive_sizes(const Problem& p, const char* model) {
+  require(p.batch >= 1, model, "batch", "must be >= 1", p.batch);
+  require(p.in_channels >= 1, model, "in_channels", "must be >= 1", p.in_channels);
+  require(p.out_channels >= 1, model, "out_channels", "must be >= 1", p.out_channels);
+  require(p.height >= 1, model, "height", "must be >= 1", p.height);
+  require(p.width >= 1, model, "width", "must be >= 1", p.width);
+  require(p.kernel_size >= 1, model, "kernel_size", "must be >= 1", p.kernel_size);
+}
+
 /// Throws std::invalid_argument naming the pointer argument when it is null.
 inline void require_ptr(const void* p, const char* model, const char* name) {
   if (p == nullptr) throw std::invalid_argument(std::string(model) + ": pointer '" + name + "' is null");
