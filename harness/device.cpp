@@ -48,4 +48,13 @@ std::string device_name(device_kind device) {
   return "cuda (unknown)";
 }
 
+model_case on_device(const model_case& c, device_kind device) {
+  const at::Device dev = to_device(device);
+  model_case out;
+  out.config = c.config;
+  out.input = c.input.to(dev).contiguous();
+  for (const auto& [name, t] : c.params) out.params[name] = t.to(dev).contiguous();
+  return out;
+}
+
 }  // namespace fb

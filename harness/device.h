@@ -20,5 +20,8 @@ namespace fb {
 void synchronize(device_kind device);
 /// One line naming the GPU, or "cpu".
 [[nodiscard]] std::string device_name(device_kind device);
+/// The case with its input and parameters as contiguous tensors on `device` (the config is shared).
+/// The one place a case moves between devices: verification, the references and bench all use it.
+[[nodiscard]] model_case on_device(const model_case& c, device_kind device);
 
 }  // namespace fb

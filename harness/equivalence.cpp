@@ -16,14 +16,6 @@ struct shape_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-model_case on_device(const model_case& c, const at::Device& dev) {
-  model_case out;
-  out.config = c.config;
-  out.input = c.input.to(dev).contiguous();
-  for (const auto& [name, t] : c.params) out.params[name] = t.to(dev).contiguous();
-  return out;
-}
-
 std::string coord_string(const std::vector<int64_t>& coord) {
   std::string s = "[";
   for (std::size_t i = 0; i < coord.size(); ++i) s += (i ? "," : "") + std::to_string(coord[i]);
@@ -211,12 +203,12 @@ expectation reference_expectation(const model_entry& model, device_kind device) 
   e.fp32 = [&model, device](const model_case& c) {
     const ref::tf32_guard strict(false);
     const reference_cudnn_guard cudnn;
-    const model_case d = on_device(c, to_device(device));
+    const model_case d = on_device(c, device);
     return model.reference(d.config, d.params, d.input);
   };
   e.fp64 = [&model, device](const model_case& c) {
     const reference_cudnn_guard cudnn;
-    const model_case d = on_device(c, to_device(device));
+    const model_case d = on_device(c, device);
     return model.reference(d.config, d.params, d.input.to(at::kDouble));
   };
   return e;
@@ -270,8 +262,7 @@ check_result check_equivalence(const model_entry& model, const implementation& c
     msg << to_string(m) << ": " << what;
   };
   try {
-    const at::Device dev = to_device(candidate.device);
-    const model_case c1 = on_device(first, dev);
+    const model_case c1 = on_device(first, candidate.device);
     const std::vector<uint64_t> before = checksums(c1);
 
     const ref::forward_result exp1 = expected.fp32(first);
@@ -323,7 +314,7 @@ check_result check_equivalence(const model_entry& model, const implementation& c
       if (!same) fail(mismatch::nondeterministic, "two calls on identical inputs gave different bits");
     }
     if (opt.check_fresh_call) {
-      const model_case c2 = on_device(fresh, dev);
+      const model_case c2 = on_device(fresh, candidate.device);
       const ref::forward_result exp2 = expected.fp32(fresh);
       const run_output out3 = run_once(model, candidate, c2, exp2.output.sizes());
       const error_stats s2 = compare_values(out3.out.output, exp2.output, opt.atol, opt.rtol);

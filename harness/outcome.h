@@ -38,4 +38,33 @@ inline constexpr std::array<outcome, 6> all_outcomes = {outcome::passed,        
   return std::nullopt;
 }
 
+/// Which rule of the equivalence contract decided a case (README "Verdict rules").
+enum class verdict_rule {
+  none,              ///< no values were judged (the case threw, was not run, or is a timing row)
+  fp32_reference,    ///< |cand - ref32| <= atol + rtol*|ref32|: the fp32 reference is itself within
+                     ///< tolerance of fp64 everywhere, so it is the expectation
+  fp64_allowance,    ///< the fp32 reference misses fp64 somewhere, so the candidate is judged against
+                     ///< fp64 with the reference's own error as the allowance, element by element:
+                     ///< |cand - ref64| <= atol + rtol*|ref64| + |ref32 - ref64|
+};
+
+inline constexpr std::array<verdict_rule, 3> all_verdict_rules = {verdict_rule::none, verdict_rule::fp32_reference,
+                                                                  verdict_rule::fp64_allowance};
+
+[[nodiscard]] constexpr std::string_view to_string(verdict_rule r) {
+  switch (r) {
+    case verdict_rule::none: return "none";
+    case verdict_rule::fp32_reference: return "fp32_reference";
+    case verdict_rule::fp64_allowance: return "fp64_allowance";
+  }
+  return "none";
+}
+
+/// Inverse of to_string; nullopt for an unknown name.
+[[nodiscard]] inline std::optional<verdict_rule> verdict_rule_from_string(std::string_view s) {
+  for (verdict_rule r : all_verdict_rules)
+    if (to_string(r) == s) return r;
+  return std::nullopt;
+}
+
 }  // namespace fb

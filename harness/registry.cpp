@@ -20,8 +20,8 @@ const std::vector<model_entry>& all_models() {
 const model_entry& find_model(const std::string& id) {
   std::string known;
   for (const model_entry& m : all_models()) {
-    if (m.id == id) return m;
-    known += (known.empty() ? "" : ", ") + m.id;
+    if (m.id == id || id == std::to_string(m.kernelbench_id) || id == "#" + std::to_string(m.kernelbench_id)) return m;
+    known += (known.empty() ? "" : ", ") + m.id + " (" + std::to_string(m.kernelbench_id) + ")";
   }
   throw std::invalid_argument("model = " + id + ": unknown model (known: " + known + ")");
 }

@@ -9,7 +9,8 @@ namespace fb {
 
 /// All registered models (built once, on first use).
 [[nodiscard]] const std::vector<model_entry>& all_models();
-/// The model with this id; throws std::invalid_argument listing the known ids otherwise.
+/// The model with this id or KernelBench number ("44" or "#44"); throws std::invalid_argument
+/// listing the known ids otherwise.
 [[nodiscard]] const model_entry& find_model(const std::string& id);
 
 }  // namespace fb

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "harness/device.h"
+
 namespace fb {
 
 std::vector<verify_target> verify_targets(const model_entry& model, device_kind device) {
@@ -24,10 +26,8 @@ expectation expectation_for(const model_entry& model, const verify_target& targe
 }
 
 double case_conditioning(const model_entry& model, const model_case& c, device_kind device) {
-  const at::Device dev = to_device(device);
-  tensor_map params;
-  for (const auto& [name, t] : c.params) params[name] = t.to(dev);
-  return model.conditioning(c.config, params, c.input.to(dev));
+  const model_case d = on_device(c, device);
+  return model.conditioning(d.config, d.params, d.input);
 }
 
 check_result verify_case(const model_entry& model, const verify_target& target, const gen::case_recipe& recipe,

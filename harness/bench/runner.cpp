@@ -265,14 +265,10 @@ void run_point(run_context& ctx, const bench_point& point) {
   // The rotated input sets, each with its own parameters, made once and placed on the device.
   std::vector<model_case> cases;
   try {
-    const at::Device dev = to_device(device);
     for (int k = 0; k < sets; ++k) {
       const gen::case_recipe recipe{config, settings.seed + 101 + static_cast<std::uint64_t>(k),
                                     input_distribution::uniform, ref::param_init::randomized};
-      model_case c = gen::make_case(model, recipe);
-      c.input = c.input.to(dev).contiguous();
-      for (auto& [name, t] : c.params) t = t.to(dev).contiguous();
-      cases.push_back(std::move(c));
+      cases.push_back(on_device(gen::make_case(model, recipe), device));
     }
     synchronize(device);
   } catch (const std::exception& e) {
