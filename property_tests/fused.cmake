@@ -8,8 +8,10 @@ gtest_discover_tests(fused_math_test DISCOVERY_TIMEOUT 60)
 
 # run_cuda vs run_host on random configs; prints "SKIPPED: no CUDA device" and exits 0 without a GPU.
 if(FUSEBENCH_HAVE_CUDA)
-  add_executable(fused_cuda_selftest ${CMAKE_CURRENT_LIST_DIR}/fused_cuda_selftest.cpp
-                                     ${CMAKE_CURRENT_LIST_DIR}/timing_probes.cu)
+  # One file per fused model under selftest/ (FB_SELFTEST_MODEL registers it): a new model's file is
+  # picked up here without an edit.
+  file(GLOB FUSEBENCH_SELFTEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/selftest/*.cpp)
+  add_executable(fused_cuda_selftest ${FUSEBENCH_SELFTEST_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/timing_probes.cu)
   set_target_properties(fused_cuda_selftest PROPERTIES CUDA_ARCHITECTURES 90)
   target_link_libraries(fused_cuda_selftest PRIVATE fusebench_fused_cuda fusebench_bench_device)
   # One CUDA runtime per process: the shared one (as libtorch uses), not cudart_static as well.

@@ -19,28 +19,58 @@ namespace fb::detail {
 struct fused_args {
   const float* input = nullptr;
   std::vector<const float*> params;  ///< in the order the adapter was given the names
+  /// The in-place buffers (BatchNorm's running_mean, running_var as float, num_batches_tracked as
+  /// int64), in the order the adapter was given their names; empty for models without buffers.
+  std::vector<void*> buffers;
   float* output = nullptr;
   void* workspace = nullptr;        ///< null when no workspace was asked for
   device_kind device = device_kind::cpu;
   fused::stream_t stream = nullptr;  ///< torch's current stream on CUDA; null on the CPU
 };
 
+/// A parameter the fused call reads: its state_dict key; an optional one (a conv bias the config
+/// switches off) is passed as a null pointer when the case has no such parameter.
+struct param_arg {
+  std::string name;
+  bool optional = false;
+  param_arg(const char* n) : name(n) {}  // NOLINT: a plain key reads as a required parameter
+  param_arg(std::string n, bool opt = false) : name(std::move(n)), optional(opt) {}
+};
+
+/// An in-place buffer the fused call updates: its state_dict key and dtype.
+struct buffer_arg {
+  std::string name;
+  at::ScalarType dtype = at::kFloat;
+};
+
+/// The BatchNorm buffers under `prefix`, in the order fused APIs take them: running_mean,
+/// running_var (float) and num_batches_tracked (int64).
+[[nodiscard]] inline std::vector<buffer_arg> batch_norm_buffers(const std::string& prefix) {
+  return {{prefix + ".running_mean", at::kFloat},
+          {prefix + ".running_var", at::kFloat},
+          {prefix + ".num_batches_tracked", at::kLong}};
+}
+
 /// A typed_implementation named "fused_cuda" or "fused_host" that calls
-/// call(config, args) with the pointers of `param_names` (state_dict keys).
+/// call(config, args) with the pointers of `param_names` (state_dict keys) and of the in-place
+/// `buffers`.
 template <class Config>
-typed_implementation<Config> fused_implementation(device_kind device, std::vector<std::string> param_names,
+typed_implementation<Config> fused_implementation(device_kind device, std::vector<param_arg> param_names,
                                                   std::function<std::size_t(const Config&)> workspace_bytes,
-                                                  std::function<void(const Config&, const fused_args&)> call) {
+                                                  std::function<void(const Config&, const fused_args&)> call,
+                                                  std::vector<buffer_arg> buffers = {}) {
   typed_implementation<Config> impl;
   impl.name = device == device_kind::cuda ? "fused_cuda" : "fused_host";
   impl.device = device;
   impl.workspace_bytes = std::move(workspace_bytes);
-  impl.run = [device, names = std::move(param_names), call = std::move(call)](const Config& c, const model_case& k,
-                                                                              output_slots& s) {
+  impl.run = [device, names = std::move(param_names), call = std::move(call), buffers = std::move(buffers)](
+                 const Config& c, const model_case& k, output_slots& s) {
     fused_args a;
     a.device = device;
     a.input = float_data(k.input, device, "input");
-    for (const std::string& name : names) a.params.push_back(param_data(k, name, device));
+    for (const param_arg& p : names)
+      a.params.push_back(p.optional && k.params.count(p.name) == 0 ? nullptr : param_data(k, p.name, device));
+    for (const buffer_arg& b : buffers) a.buffers.push_back(buffer_data(s, b.name, b.dtype, device));
     a.output = mutable_float_data(s.output, device, "output");
     a.workspace = workspace_data(s);
     if (device == device_kind::cuda) a.stream = current_cuda_stream();

@@ -28,6 +28,19 @@ namespace fb::detail {
   return float_data(c.params.at(name), device, name);
 }
 
+/// The in-place buffer `name` of the output slots (BatchNorm running statistics, updated by the
+/// call): a writable pointer, checked to be contiguous, of `dtype` and on `device`.
+[[nodiscard]] inline void* buffer_data(output_slots& s, const std::string& name, at::ScalarType dtype,
+                                       device_kind device) {
+  const auto it = s.buffers.find(name);
+  if (it == s.buffers.end()) throw std::invalid_argument(name + ": no such buffer in the output slots");
+  const at::Tensor& t = it->second;
+  if (!t.defined() || t.scalar_type() != dtype || !t.is_contiguous() || t.device() != to_device(device))
+    throw std::invalid_argument(name + ": the fused API needs a contiguous " + std::string(c10::toString(dtype)) +
+                                " tensor on " + std::string(to_string(device)));
+  return t.data_ptr();
+}
+
 /// The workspace pointer (null when no workspace was asked for).
 [[nodiscard]] inline void* workspace_data(output_slots& s) {
   return s.workspace.defined() && s.workspace.numel() > 0 ? s.workspace.data_ptr() : nullptr;
