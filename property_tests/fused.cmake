@@ -1,8 +1,11 @@
 # Tests of fused/ (torch-free). Included from property_tests/CMakeLists.txt.
 include(GoogleTest)
 
-# Index map, border sums and both host executors against brute force (RapidCheck + GoogleTest).
-add_executable(fused_math_test ${CMAKE_CURRENT_LIST_DIR}/fused_math_test.cpp)
+# Index map, border sums and the host executors against brute force (RapidCheck + GoogleTest),
+# torch-free. fused_math_test.cpp holds the shared pieces; each fused model may add its own
+# fused_<id>_test.cpp, picked up by this glob.
+file(GLOB FUSEBENCH_FUSED_MATH_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/fused_*test.cpp)
+add_executable(fused_math_test ${FUSEBENCH_FUSED_MATH_TESTS})
 target_link_libraries(fused_math_test PRIVATE fusebench_fused_host GTest::gtest_main rapidcheck_gtest)
 gtest_discover_tests(fused_math_test DISCOVERY_TIMEOUT 60)
 
