@@ -102,6 +102,8 @@ class config_schema {
 
   static void assign(int64_t& dst, const json& v, const std::string& key) {
     if (!v.is_number_integer()) throw ref::config_error(key, v.dump(), "must be an integer");
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      throw ref::config_error(key, v.dump(), "is too large for a 64-bit integer");
     dst = v.get<int64_t>();
   }
   static void assign(double& dst, const json& v, const std::string& key) {

@@ -1,8 +1,8 @@
 #pragma once
-/// The equivalence contract of SPEC §2: is an implementation equivalent to its expectation on a case?
-/// Checks shape and dtype, values (allclose), NaN/Inf, BatchNorm side effects, input immutability,
-/// full writes (poisoned outputs and guard canaries), determinism, and the absence of caching.
-#include <functional>
+/// The equivalence contract (README "The equivalence contract"): is an implementation equivalent to
+/// the libtorch reference on a case? Checks shape and dtype, values under the verdict rules, NaN/Inf,
+/// BatchNorm side effects, input immutability, full writes (poisoned outputs and guard canaries),
+/// determinism, and the absence of caching.
 #include <string>
 #include <vector>
 
@@ -14,27 +14,28 @@ namespace fb {
 /// Why a case is not equivalent. A case can fail several checks; all are reported.
 enum class mismatch {
   shape,             ///< output shape or dtype differs
-  values,            ///< |got - ref| > atol + rtol*|ref| somewhere
-  nonfinite,         ///< NaN or Inf where the reference is finite
+  values,            ///< an element is outside the tolerance of the rule that decides the case
+  nonfinite,         ///< NaN or Inf where the expectation is finite
   unwritten,         ///< an output element still holds the poison pattern
   out_of_bounds,     ///< a guard canary around the output was overwritten
-  buffers,           ///< BatchNorm running buffers after the call differ from the reference's
+  buffers,           ///< BatchNorm running buffers after the call differ from the expectation
   input_modified,    ///< an input or parameter changed (checksum)
   nondeterministic,  ///< two calls on identical inputs differ bitwise
   stale,             ///< a second call with new inputs and parameters is wrong (cached state)
 };
 [[nodiscard]] std::string_view to_string(mismatch m);
 
-/// Elementwise error of `got` against `ref` (SPEC §2: max abs, max rel, worst index).
+/// Elementwise error of `got` against an expectation (max abs, max rel, worst index).
 struct error_stats {
   double max_abs = 0;
-  double max_rel = 0;
-  int64_t worst_index = -1;  ///< flat index of the largest violation ratio |d| / (atol + rtol|ref|)
+  double max_rel = 0;        ///< max |d| / |ref| over elements with ref != 0 (huge near zero: see worst_ratio)
+  double worst_ratio = 0;    ///< max |d| / bound: <= 1 passes; the meaningful figure near zero
+  int64_t worst_index = -1;  ///< flat index of worst_ratio
   std::vector<int64_t> worst_coord;
   double got_at_worst = 0;
   double ref_at_worst = 0;
   int64_t violations = 0;  ///< elements outside tolerance (non-finite included)
-  int64_t nonfinite = 0;   ///< NaN/Inf where the reference is finite
+  int64_t nonfinite = 0;   ///< NaN/Inf where the expectation is finite
 };
 
 /// Tolerances and which checks to run.
@@ -45,47 +46,81 @@ struct check_options {
   bool check_fresh_call = true;
 };
 
-/// What the candidate is compared with: an fp32 expectation (the gate) and an fp64 one (statistics).
-struct expectation {
-  std::string name;  ///< "reference" or "oracle"
-  std::function<ref::forward_result(const model_case&)> fp32;
-  std::function<ref::forward_result(const model_case&)> fp64;
+/// What a candidate is judged against on one call: the libtorch reference in fp32 (TF32 off, libtorch's
+/// native convolution on CUDA) and the same ops in fp64, on the same device. Output and buffers.
+struct expected_results {
+  ref::forward_result fp32;
+  ref::forward_result fp64;
+};
+
+/// A case ready to judge candidates: the two calls (the first, and a fresh one with new parameters and
+/// inputs that probes caching) with their expectations, built once and shared by every candidate.
+struct judged_case {
+  model_case first;
+  model_case fresh;
+  expected_results first_expected;
+  expected_results fresh_expected;
 };
 
 /// The verdict on one case.
 struct check_result {
   outcome result = outcome::not_run;
   std::vector<mismatch> mismatches;
-  std::string message;         ///< human summary: first failing check and where
-  error_stats vs_expected;     ///< candidate vs the fp32 expectation (the gate)
-  double candidate_vs_fp64 = 0;  ///< max abs error of the candidate against fp64
-  double expected_vs_fp64 = 0;   ///< max abs error of the fp32 expectation against fp64
-  double conditioning = 0;       ///< model_entry::conditioning of the case (0: no normalisation)
+  std::string message;              ///< human summary: first failing check and where
+  verdict_rule rule = verdict_rule::none;  ///< which rule decided the output's values
+  error_stats vs_expected;          ///< candidate against the expectation of `rule`
+  double candidate_vs_fp64 = 0;     ///< max abs error of the candidate against fp64
+  double expected_vs_fp64 = 0;      ///< max abs error of the fp32 reference against fp64
+  double conditioning = 0;          ///< model_entry::conditioning of the case (a diagnostic; 0: none)
+  ref::forward_result candidate_output;  ///< what the candidate's first call produced (for repro bundles)
   [[nodiscard]] bool has(mismatch m) const;
 };
 
-/// Elementwise comparison with torch.allclose semantics (NaN equal to NaN; Inf must match).
-[[nodiscard]] error_stats compare_values(const at::Tensor& got, const at::Tensor& ref, double atol, double rtol);
+/// Elementwise comparison with torch.allclose semantics (NaN equal to NaN; Inf must match):
+/// |got - ref| <= atol + rtol*|ref| (+ allowance, elementwise, when given).
+[[nodiscard]] error_stats compare_values(const at::Tensor& got, const at::Tensor& ref, double atol, double rtol,
+                                         const at::Tensor& allowance = at::Tensor());
+
+/// The values of one tensor judged under the verdict rules. The rule is chosen by the reference's own
+/// accuracy, never by the candidate's: when the fp32 reference is within atol/rtol of fp64 everywhere,
+/// the candidate is judged against the fp32 reference (verdict_rule::fp32_reference); otherwise against
+/// fp64 with the reference's own error as the allowance, element by element (fp64_allowance):
+/// |got - ref64| <= atol + rtol*|ref64| + |ref32 - ref64|. So a candidate is never allowed to be more
+/// than the tolerance worse than PyTorch's fp32 result at any element.
+struct value_judgement {
+  verdict_rule rule = verdict_rule::fp32_reference;
+  error_stats stats;            ///< against ref32 (fp32_reference) or ref64 with the allowance
+  double reference_error = 0;   ///< max |ref32 - ref64|
+};
+[[nodiscard]] value_judgement judge_values(const at::Tensor& got, const at::Tensor& ref32, const at::Tensor& ref64,
+                                           double atol, double rtol);
 
 /// A 64-bit FNV-1a checksum of a tensor's bytes (any device).
 [[nodiscard]] uint64_t checksum(const at::Tensor& t);
 
-/// The expectation used for fused implementations: the libtorch reference in fp32 with TF32 off
-/// on `device`, and the libtorch reference in fp64 on the same device.
-[[nodiscard]] expectation reference_expectation(const model_entry& model, device_kind device);
-/// The libtorch reference in fp64 on `device`, as the expectation of the fp32 reference on shapes
-/// too large for the loop oracle ("the fp32 reference against the fp64 reference", SPEC §2).
-[[nodiscard]] expectation fp64_reference_expectation(const model_entry& model, device_kind device);
-/// The expectation used to validate the reference itself: the fp64 loop oracle (CPU).
-[[nodiscard]] expectation oracle_expectation(const model_entry& model);
-/// The reference in fp32 as an implementation (to be checked against the oracle or fp64).
+/// The expectations of a case on `device`: the libtorch reference in fp32 and in fp64.
+[[nodiscard]] expected_results reference_expectations(const model_entry& model, const model_case& c,
+                                                      device_kind device);
+
+/// The fp32 reference as an implementation (TF32 off, deterministic algorithms): the base of the planted
+/// doubles, and what `bench` times as `ref`.
 [[nodiscard]] implementation reference_implementation(const model_entry& model, device_kind device);
 
-/// Runs every check of SPEC §2 on `first`; `fresh` (same config, new parameters and inputs) probes
-/// caching. An exception from the candidate marks only this case `failed`, with its message.
+/// Runs every check of the contract on `c.first`; `c.fresh` probes caching. An exception from the
+/// candidate marks only this case `failed`, with its message.
 [[nodiscard]] check_result check_equivalence(const model_entry& model, const implementation& candidate,
-                                             const model_case& first, const model_case& fresh,
-                                             const expectation& expected, const check_options& options = {});
+                                             const judged_case& c, const check_options& options = {});
+
+/// Tolerance of the reference's semantics check: the libtorch reference run in fp64 against the fp64
+/// loop oracle, two fp64 computations of the same definition, agree to ~1e-13; a semantic mistake
+/// (a dropped term, eps twice, a per-channel instead of a per-(b,c) mean) moves results by far more.
+inline constexpr double fp64_semantics_tolerance = 1e-9;
+
+/// Checks the reference's semantics on a case: the libtorch reference in fp64 on `device` against the
+/// fp64 loop oracle (an independent implementation written from the definitions), output and buffers,
+/// at fp64_semantics_tolerance: verdict_rule::fp64_oracle.
+[[nodiscard]] check_result check_reference_semantics(const model_entry& model, const model_case& c,
+                                                     device_kind device);
 
 /// Bit patterns the harness writes: the poison must be overwritten, the canary must survive.
 inline constexpr uint32_t poison_bits = 0x7FC0DEADu;  ///< a quiet NaN with a recognisable payload

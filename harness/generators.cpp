@@ -96,12 +96,16 @@ rc::Gen<convt_geometry> conv_transpose_geometry(const geometry_rules& rules, con
 rc::Gen<case_recipe> fuzz_case(const model_entry& model, const fuzz_budget& budget) {
   return rc::gen::exec([&model, budget] {
     case_recipe r;
-    r.config = *model.gen_config(budget);
+    const bool boundary = model.gen_boundary_config && *rc::gen::inRange(0, 4).as("boundary case") == 0;
+    r.config = boundary ? *model.gen_boundary_config(budget) : *model.gen_config(budget);
     r.seed = *rc::gen::arbitrary<uint32_t>().as("seed");
     r.inputs = *rc::gen::elementOf(std::vector<input_distribution>(all_input_distributions.begin(),
                                                                    all_input_distributions.end()));
-    r.params = ref::param_init::randomized;
-    RC_TAG(std::string(to_string(r.inputs)));
+    // Both parameter regimes: randomised (gamma = 1, beta = 0 and small biases hide bugs) for three
+    // cases in four, PyTorch's own initialisation (what KernelBench runs) for the rest.
+    r.params = *rc::gen::inRange(0, 4) == 3 ? ref::param_init::pytorch_default : ref::param_init::randomized;
+    RC_TAG(std::string(to_string(r.inputs)), r.params == ref::param_init::randomized ? "random params" : "default params",
+           boundary ? "kernel boundary config" : "general config");
     return r;
   });
 }
@@ -111,13 +115,19 @@ case_recipe sample_case(const model_entry& model, const fuzz_budget& budget, uin
   // Size 100 is RapidCheck's nominal full size: sample the whole domain, not the small start of it.
   case_recipe r = fuzz_case(model, budget)(rc::Random(key), 100).value();
   r.seed = mix(key, 0x5eed);
-  r.inputs = all_input_distributions[static_cast<std::size_t>(index) % all_input_distributions.size()];
+  // Every distribution and both parameter regimes in every run of 20 consecutive cases.
+  const auto i = static_cast<std::size_t>(index);
+  r.inputs = all_input_distributions[i % all_input_distributions.size()];
+  r.params = (i / all_input_distributions.size()) % 4 == 3 ? ref::param_init::pytorch_default
+                                                            : ref::param_init::randomized;
   return r;
 }
 
 model_case make_case(const model_entry& model, const case_recipe& r) {
   model_case c;
-  c.config = model.canonicalize(r.config);
+  parsed_config parsed = model.parse(r.config);
+  c.config = std::move(parsed.canonical);
+  c.typed_config = std::move(parsed.typed);
   c.params = model.make_parameters(c.config, r.params, r.seed);
   c.input = make_input(model.input_shape(c.config), r.inputs, mix(r.seed, 1), model.input_offset);
   return c;

@@ -94,11 +94,14 @@ struct case_recipe {
   ref::param_init params = ref::param_init::randomized;
 };
 
-/// A fuzz case for `model`: a config from its generator, a seed, an input distribution; parameters
-/// are always randomised (SPEC §2). Tags the distribution for RapidCheck's coverage report.
+/// A fuzz case for `model`: a config from its generator (a quarter from its kernel-boundary generator,
+/// where it declares one), a seed, an input distribution, and the parameter regime (randomised for
+/// three cases in four, PyTorch's default initialisation for the rest). Tags all three for
+/// RapidCheck's coverage report.
 [[nodiscard]] rc::Gen<case_recipe> fuzz_case(const model_entry& model, const fuzz_budget& budget);
 
-/// Draws the `index`-th case of a verify run deterministically from `seed` (same seed, same cases).
+/// Draws the `index`-th case of a verify run deterministically from `seed` (same seed, same cases);
+/// every 20 consecutive indices cover every input distribution in both parameter regimes.
 [[nodiscard]] case_recipe sample_case(const model_entry& model, const fuzz_budget& budget, uint64_t seed,
                                       int index);
 

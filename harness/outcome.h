@@ -46,16 +46,19 @@ enum class verdict_rule {
   fp64_allowance,    ///< the fp32 reference misses fp64 somewhere, so the candidate is judged against
                      ///< fp64 with the reference's own error as the allowance, element by element:
                      ///< |cand - ref64| <= atol + rtol*|ref64| + |ref32 - ref64|
+  fp64_oracle,       ///< the reference's semantics: the libtorch reference run in fp64 against the
+                     ///< independent fp64 loop oracle, at a tolerance of 1e-9
 };
 
-inline constexpr std::array<verdict_rule, 3> all_verdict_rules = {verdict_rule::none, verdict_rule::fp32_reference,
-                                                                  verdict_rule::fp64_allowance};
+inline constexpr std::array<verdict_rule, 4> all_verdict_rules = {verdict_rule::none, verdict_rule::fp32_reference,
+                                                                  verdict_rule::fp64_allowance, verdict_rule::fp64_oracle};
 
 [[nodiscard]] constexpr std::string_view to_string(verdict_rule r) {
   switch (r) {
     case verdict_rule::none: return "none";
     case verdict_rule::fp32_reference: return "fp32_reference";
     case verdict_rule::fp64_allowance: return "fp64_allowance";
+    case verdict_rule::fp64_oracle: return "fp64_oracle";
   }
   return "none";
 }

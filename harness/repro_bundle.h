@@ -1,7 +1,16 @@
 #pragma once
 /// Repro bundles: a failing case saved so that anyone can replay it, in fusebench or in PyTorch.
-/// A bundle directory holds config.json, tensors.pt (libtorch's pickle format, `torch.load`-able:
-/// a dict of state_dict keys plus "input", "output" and "expected"), and repro.txt.
+/// A bundle directory holds
+///   config.json  the model, implementation, device, config, case seed, input distribution, parameter
+///                regime, atol/rtol, the verdict (outcome, rule, message, errors) and the repro command;
+///   tensors.pt   libtorch's pickle (zip) format, `torch.load`-able: a dict of the first call's state_dict
+///                keys plus "input"; "output" and "candidate.<buffer>" (what the candidate produced),
+///                "expected" / "expected.<buffer>" (the fp32 reference), "expected_fp64" /
+///                "expected_fp64.<buffer>" (the fp64 reference), and the fresh call's tensors under
+///                "fresh.input" and "fresh.<state_dict key>";
+///   repro.txt    the one-line command that replays it: `fusebench verify --config DIR/config.json`.
+/// Replays read the inputs and parameters from tensors.pt (not regenerated from the seed), so a bundle
+/// made on one machine replays on another.
 #include <string>
 
 #include "harness/equivalence.h"
@@ -13,19 +22,40 @@ namespace fb {
 struct repro_bundle {
   std::string model_id;
   std::string implementation;
+  device_kind device = device_kind::cpu;
   gen::case_recipe recipe;
-  model_case case_data;
-  at::Tensor output;    ///< what the candidate produced (may be undefined if it threw)
-  at::Tensor expected;  ///< what the expectation produced
-  check_result verdict;
-  std::string repro_command;
+  check_options options;
+  const judged_case* case_data = nullptr;  ///< REQUIRES: non-null
+  check_result verdict;                    ///< candidate_output holds what the candidate produced
+  std::string repro_command;               ///< the fuzz repro line (config + seed)
 };
 
 /// Writes the bundle into `dir/<model>_<implementation>_<seed>/` and returns that path.
 /// Throws std::runtime_error naming the path if it cannot be written.
 std::string save_repro_bundle(const repro_bundle& bundle, const std::string& dir);
 
-/// Reads back tensors.pt as written by save_repro_bundle (for tests and tooling).
-[[nodiscard]] tensor_map load_bundle_tensors(const std::string& path);
+/// A bundle read back: its config.json and its tensors.
+struct loaded_bundle {
+  json meta;            ///< config.json
+  tensor_map tensors;   ///< tensors.pt
+};
+
+/// True when `doc` is a bundle's config.json (it carries the "fusebench_bundle" marker).
+[[nodiscard]] bool is_repro_bundle(const json& doc);
+
+/// Reads the bundle whose config.json is at `config_path` (tensors.pt beside it).
+/// Throws std::invalid_argument naming the file for a missing or unreadable part.
+[[nodiscard]] loaded_bundle load_repro_bundle(const std::string& config_path);
+
+/// Reads a tensor file: a dict of name -> tensor written by `torch.save` in Python (a dict or an
+/// OrderedDict such as a state_dict) or by save_repro_bundle. Tensors come back contiguous, on the CPU.
+/// Throws std::invalid_argument naming the file when it is unreadable or not such a dict.
+[[nodiscard]] tensor_map load_tensor_file(const std::string& path);
+
+/// The first call of a case from a tensor dict (state_dict keys plus "input", optionally prefixed):
+/// checks that every parameter the model makes for `config` is present with its shape and dtype, and
+/// that the input has the model's input shape; throws std::invalid_argument naming the key otherwise.
+[[nodiscard]] model_case case_from_tensors(const model_entry& model, const json& config, const tensor_map& tensors,
+                                           const std::string& prefix = "");
 
 }  // namespace fb

@@ -1,6 +1,7 @@
 #pragma once
-/// What `verify` (and the property tests) check on a device: the fp32 reference against an fp64
-/// expectation, and every fused implementation of that device against the fp32 reference.
+/// What `verify`, `bench` and the property tests check on a device: the reference's semantics (the
+/// libtorch reference in fp64 against the fp64 loop oracle) and every fused implementation of that
+/// device against the libtorch reference under the verdict rules (harness/equivalence.h).
 #include <string>
 #include <vector>
 
@@ -12,31 +13,40 @@ namespace fb {
 /// One candidate on one device.
 struct verify_target {
   implementation candidate;
-  bool is_reference = false;  ///< the fp32 reference itself (checked against fp64)
+  bool is_reference = false;  ///< the reference itself: its semantics are checked against the oracle
 };
 
-/// The reference plus the fused implementations registered for `device`.
+/// The reference (its semantics check) plus the fused implementations registered for `device`.
 [[nodiscard]] std::vector<verify_target> verify_targets(const model_entry& model, device_kind device);
 
-/// The expectation for a target on a case: fused -> fp32 reference (TF32 off); the reference ->
-/// the fp64 loop oracle when the case is small enough for it, else the fp64 libtorch reference.
-[[nodiscard]] expectation expectation_for(const model_entry& model, const verify_target& target,
-                                          const json& config);
+/// The name of what a target is checked against: "fp64 oracle" for the reference, "reference (fp32/fp64)"
+/// for fused implementations.
+[[nodiscard]] std::string expectation_name(const verify_target& target);
 
 /// True when the loop oracle can afford this config (fuzz_budget::oracle()).
 [[nodiscard]] bool oracle_affordable(const model_entry& model, const json& config);
 
-/// The fuzz domain ends where the fp32 reference stops being trustworthy: a case whose normalisation
-/// amplifies fp32 rounding more than this (model_entry::conditioning) cannot judge a kernel at 1e-5,
-/// because the fp32 reference itself misses the gate against fp64 there. Such cases are reported as
-/// not_run ("ill-conditioned"), counted, and never silently passed. Calibrated by the property
-/// "fp32 reference vs fp64 reference" (see the notes in README.md).
-inline constexpr double max_reference_conditioning = 20.0;
+/// Memory one verify case of `config` needs at its peak [bytes]: both calls' inputs, parameters and
+/// expectations (fp32 and fp64), the fp64 reference's intermediates (about four conv-output-sized
+/// tensors), and the candidate's outputs with the comparison's fp64 copies. An estimate, on the high side.
+[[nodiscard]] double case_memory_bytes(const model_entry& model, const json& config);
 
-/// model_entry::conditioning of a case, computed on `device`.
+/// Throws std::invalid_argument ("<model>: this config needs ~X GiB on <device>, Y GiB are available")
+/// when case_memory_bytes exceeds 90% of what `device` has available now.
+void require_fits_in_memory(const model_entry& model, const json& config, device_kind device);
+
+/// model_entry::conditioning of a case on `device`: how much the fp32 reference amplifies rounding.
+/// A diagnostic only (verify's table shows its maximum); it decides nothing.
 [[nodiscard]] double case_conditioning(const model_entry& model, const model_case& c, device_kind device);
 
-/// Builds the two cases of a recipe and checks `target` on them.
+/// The two calls of a recipe with their expectations on `device`, built once for all candidates.
+[[nodiscard]] judged_case prepare_case(const model_entry& model, const gen::case_recipe& recipe, device_kind device);
+
+/// Checks a fused target on a prepared case, or the reference's semantics on the case's first call.
+[[nodiscard]] check_result check_target(const model_entry& model, const verify_target& target, const judged_case& c,
+                                        const check_options& options);
+
+/// prepare_case, then check_target: one target on one recipe.
 [[nodiscard]] check_result verify_case(const model_entry& model, const verify_target& target,
                                        const gen::case_recipe& recipe, const check_options& options);
 

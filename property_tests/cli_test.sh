@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end checks of the fusebench CLI: what a user at a terminal and CI rely on.
+# End-to-end checks of `fusebench list` and `fusebench verify`: what a user at a terminal and CI rely on.
+# Every registered model is taken from `fusebench list --json`, so a new model is covered without an edit.
 set -u
 fb="$1"
 fail=0
@@ -7,9 +8,21 @@ check() {  # check NAME CONDITION...
   local name="$1"; shift
   if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
 }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
+# A python3 with Debian's torch (python3-torch), for the torch.save interop check; the first that imports it.
+py=""
+for p in /usr/bin/python3 python3; do
+  if "$p" -c 'import torch' >/dev/null 2>&1; then py="$p"; break; fi
+done
+
+"$fb" list --json >"$tmp/list.json"
+check "list --json exits 0" test $? -eq 0
+mapfile -t ids < <(sed -n 's/^ *"id": "\(.*\)",$/\1/p' "$tmp/list.json")
+check "list --json names models" test "${#ids[@]}" -ge 5
 out=$("$fb" list 2>&1)
-for id in convt3d_bn_sub convt3d_ln_gelu_scale convt2d_gap_bias_lse convt2d_mul_gap convt3d_scale_bn_gap; do
+for id in "${ids[@]}"; do
   check "list shows $id" grep -q "^$id " <<<"$out"
 done
 
@@ -20,32 +33,99 @@ check "invalid config exits 2 (got $rc)" test "$rc" -eq 2
 check "invalid config names output_padding" grep -q "output_padding" <<<"$err"
 check "invalid config is one line" test "$(wc -l <<<"$err")" -eq 1
 
-"$fb" verify --device cpu --model nope >/dev/null 2>&1
-check "unknown model exits 2" test $? -eq 2
-"$fb" verify --device cpu --cases 0 >/dev/null 2>&1
-check "--cases 0 exits 2" test $? -eq 2
+# Bad usage and bad input: exit 2 and one line, never a crash.
+one_line_exit2() {  # one_line_exit2 NAME ARGS...: the command exits 2 with exactly one line on stderr
+  local name="$1"; shift
+  local e rc
+  e=$("$fb" "$@" 2>&1 >/dev/null)
+  rc=$?
+  check "$name exits 2 (got $rc)" test "$rc" -eq 2
+  check "$name says one line (got $(wc -l <<<"$e"))" test "$(wc -l <<<"$e")" -eq 1
+}
+small='{"in_channels":3,"out_channels":5,"kernel_size":3,"stride":2,"padding":1,"output_padding":1,"multiplier":-0.5,"batch_size":2,"height":7,"width":6}'
+one_line_exit2 "unknown model" verify --device cpu --model nope
+one_line_exit2 "--cases 0" verify --device cpu --cases 0
+one_line_exit2 "--atol=-inf" verify --device cpu --cases 5 --atol=-inf --rtol=-inf
+one_line_exit2 "--atol -1" verify --device cpu --cases 5 --atol -1
+one_line_exit2 "--atol nan" verify --device cpu --cases 5 --atol nan
+one_line_exit2 "--rtol inf" verify --device cpu --cases 5 --rtol inf
+one_line_exit2 "--config DIRECTORY" verify --model convt2d_mul_gap --device cpu --config "$tmp"
+one_line_exit2 "--save-failures /proc/x" verify --model convt2d_mul_gap --device cpu --atol 0 --save-failures /proc/x
+one_line_exit2 "--case-seed without --config" verify --model convt2d_mul_gap --device cpu --case-seed 3
+one_line_exit2 "height 2^62" verify --device cpu --model convt2d_mul_gap --config "${small/\"height\":7/\"height\":4611686018427387904}"
+one_line_exit2 "in_channels 3e9" verify --device cpu --model convt2d_mul_gap --config "${small/\"in_channels\":3/\"in_channels\":3000000000}"
+one_line_exit2 "kernel_size 100000" verify --device cpu --model convt2d_mul_gap --config "${small/\"kernel_size\":3/\"kernel_size\":100000}"
+one_line_exit2 "batch_size 1e9" verify --device cpu --model convt2d_mul_gap --config "${small/\"batch_size\":2/\"batch_size\":1000000000}"
+one_line_exit2 "--tensors missing file" verify --device cpu --model convt2d_mul_gap --config "$small" --tensors "$tmp/none.pt"
+"$fb" verify --model 44 --device cpu --config "$small" --case-seed 1 >/dev/null 2>&1
+check "--model 44 selects convt2d_mul_gap" test $? -eq 0
 
-# The same seed gives the same cases (and so the same table).
+# The same seed gives the same cases (and so the same table); every case gets a verdict.
 a=$("$fb" verify --device cpu --cases 3 --seed 9 --model convt2d_mul_gap 2>/dev/null)
 rc=$?
 b=$("$fb" verify --device cpu --cases 3 --seed 9 --model convt2d_mul_gap 2>/dev/null)
 check "verify passes (rc $rc)" test "$rc" -eq 0
 check "same seed, same results" test "$a" = "$b"
+check "summary counts cases not judged" grep -q "0 not judged" <<<"$a"
 
-# --config replays a config; a repro bundle's config.json replays the whole case.
-tmp=$(mktemp -d)
-cfg='{"in_channels":3,"out_channels":5,"kernel_size":3,"stride":2,"padding":1,"output_padding":1,"multiplier":-0.5,"batch_size":2,"height":7,"width":6}'
-"$fb" verify --device cpu --model convt2d_mul_gap --config "$cfg" --case-seed 4 --inputs border >/dev/null 2>&1
+# --config replays a config; --json and --junit write machine-readable results.
+"$fb" verify --device cpu --model convt2d_mul_gap --config "$small" --case-seed 4 --inputs border >/dev/null 2>&1
 check "--config replay passes" test $? -eq 0
-echo "$cfg" > "$tmp/cfg.json"
-"$fb" verify --device cpu --model convt2d_mul_gap --config "$tmp/cfg.json" --cases 2 >/dev/null 2>&1
+echo "$small" > "$tmp/cfg.json"
+"$fb" verify --device cpu --model convt2d_mul_gap --config "$tmp/cfg.json" --cases 2 --json "$tmp/v.json" --junit "$tmp/v.xml" >/dev/null 2>&1
 check "--config FILE works" test $? -eq 0
-"$fb" verify --device cpu --model convt2d_mul_gap --config "$tmp/missing.json" >/dev/null 2>&1
-check "missing --config file exits 2" test $? -eq 2
+check "--json has the schema" grep -q '"schema": "fusebench-verify"' "$tmp/v.json"
+check "--junit is a testsuites document" grep -q '<testsuites name="fusebench verify"' "$tmp/v.xml"
+one_line_exit2 "missing --config file" verify --device cpu --model convt2d_mul_gap --config "$tmp/missing.json"
 echo '{"in_channels": 3,' > "$tmp/bad.json"
-"$fb" verify --device cpu --model convt2d_mul_gap --config "$tmp/bad.json" >/dev/null 2>&1
-check "truncated --config JSON exits 2" test $? -eq 2
-rm -rf "$tmp"
+one_line_exit2 "truncated --config JSON" verify --device cpu --model convt2d_mul_gap --config "$tmp/bad.json"
+
+# A deliberately failing case writes a bundle; its repro line carries the tolerances; replaying the
+# bundle fails the same way, once, from its saved tensors.
+out=$("$fb" verify --device cpu --model convt2d_mul_gap --cases 1 --atol 0 --rtol 0 --save-failures "$tmp/fail" 2>&1)
+rc=$?
+check "atol 0 rtol 0 fails (rc $rc)" test "$rc" -eq 1
+check "repro line carries --atol 0 --rtol 0" grep -q -- "--atol 0 --rtol 0" <<<"$out"
+bundle=$(ls -d "$tmp"/fail/convt2d_mul_gap_fused_host_* 2>/dev/null | head -n 1)
+check "a bundle was written" test -n "$bundle" -a -f "$bundle/tensors.pt" -a -f "$bundle/config.json"
+if [ -n "$bundle" ]; then
+  out=$("$fb" verify --config "$bundle/config.json" 2>&1)
+  rc=$?
+  check "bundle replay fails the same way (rc $rc)" test "$rc" -eq 1
+  check "bundle replay runs one case" grep -q "^verify: 1 cases" <<<"$out"
+  check "bundle replay is not labelled stale" sh -c "! grep -q 'stale' <<'EOF'
+$out
+EOF"
+  if [ -n "$py" ]; then
+    "$py" - "$bundle/tensors.pt" >"$tmp/keys.txt" 2>&1 <<'EOF'
+import sys, torch
+d = torch.load(sys.argv[1])
+print(sorted(d.keys()))
+EOF
+    check "torch.load reads the bundle" grep -q "expected_fp64" "$tmp/keys.txt"
+  fi
+fi
+
+# A user's own tensors, saved from Python with torch.save: every implementation is checked on them.
+if [ -n "$py" ]; then
+  "$py" - "$tmp/user.pt" <<'EOF'
+import sys, torch
+torch.manual_seed(0)
+conv = torch.nn.ConvTranspose2d(3, 5, 3, stride=2, padding=1, output_padding=1)
+d = dict(conv.state_dict())
+d = {"conv_transpose." + k: v for k, v in d.items()}
+d["input"] = torch.rand(2, 3, 7, 6)
+torch.save(d, sys.argv[1])
+EOF
+  out=$("$fb" verify --device cpu --model convt2d_mul_gap --config "$small" --tensors "$tmp/user.pt" 2>&1)
+  rc=$?
+  check "torch.save tensors are verified (rc $rc)" test "$rc" -eq 0
+  check "torch.save tensors: the fused executor judged" grep -q "| convt2d_mul_gap | fused_host |" <<<"$out"
+  one_line_exit2 "tensors of the wrong shape" verify --device cpu --model convt2d_mul_gap --config "${small/\"batch_size\":2/\"batch_size\":3}" --tensors "$tmp/user.pt"
+else
+  echo "FAIL no python3 with torch (Debian python3-torch): the torch.save interop checks cannot run"
+  fail=1
+fi
 
 if [ "$fail" -ne 0 ]; then echo "cli_test: FAILED"; exit 1; fi
 echo "cli_test: all passed"

@@ -9,6 +9,8 @@
 #include "harness/registry.h"
 #include "harness/repro_bundle.h"
 #include "harness/verify_plan.h"
+#include "property_tests/model_properties.h"
+#include "reference/convt3d_common.h"
 
 namespace {
 
@@ -30,19 +32,21 @@ implementation planted(const fb::model_entry& model, std::function<void(const mo
   return bad;
 }
 
-check_result check(const fb::model_entry& model, const implementation& impl, uint64_t seed = 11) {
+/// A small valid config so the tests are quick; C_in != C_out so a layout mix-up could show.
+fb::gen::case_recipe small_recipe(const fb::model_entry& model, uint64_t seed) {
   fb::gen::case_recipe recipe;
   recipe.config = model.default_config;
-  // A small valid config so the test is quick; C_in != C_out so a layout mix-up could show.
   for (const char* key : {"height", "width", "depth"})
     if (recipe.config.contains(key)) recipe.config[key] = 7;
   recipe.config["batch_size"] = 2;
   recipe.config["in_channels"] = 3;
   recipe.config["out_channels"] = 5;
   recipe.seed = seed;
-  const model_case first = fb::gen::make_case(model, recipe);
-  const model_case fresh = fb::gen::make_fresh_case(model, recipe);
-  return fb::check_equivalence(model, impl, first, fresh, fb::reference_expectation(model, fb::device_kind::cpu));
+  return recipe;
+}
+
+check_result check(const fb::model_entry& model, const implementation& impl, uint64_t seed = 11) {
+  return fb::check_equivalence(model, impl, fb::prepare_case(model, small_recipe(model, seed), fb::device_kind::cpu));
 }
 
 const fb::model_entry& plain_model() { return fb::find_model("convt2d_mul_gap"); }
@@ -69,14 +73,15 @@ TEST(EquivalenceDoubles, OutputOffBy2e5IsCaught) {
 }
 
 TEST(EquivalenceDoubles, OneUnwrittenElementIsCaught) {
-  const auto impl = planted(plain_model(), [](const model_case& c, output_slots& s) {
-    // Redo the call into a scratch tensor and copy all but the last element: that one keeps the poison.
-    at::Tensor full = plain_model().reference(c.config, c.params, c.input).output.view(-1);
+  // Writes every element but the last and never touches that one: whatever the harness put there
+  // stays. Only the harness's poisoning can expose it (a zero fill would leave a plausible value).
+  implementation impl = fb::reference_implementation(plain_model(), fb::device_kind::cpu);
+  impl.name = "planted";
+  impl.run = [](const model_case& c, output_slots& s) {
+    const at::Tensor full = plain_model().reference(c.config, c.params, c.input).output.reshape(-1);
     at::Tensor out = s.output.view(-1);
-    at::Tensor poison = at::full({1}, static_cast<int32_t>(fb::poison_bits), at::kInt).view(at::kFloat);
-    out.narrow(0, out.numel() - 1, 1).copy_(poison);
     out.narrow(0, 0, out.numel() - 1).copy_(full.narrow(0, 0, out.numel() - 1));
-  });
+  };
   const check_result r = check(plain_model(), impl);
   EXPECT_TRUE(r.has(mismatch::unwritten)) << r.message;
   EXPECT_FALSE(r.has(mismatch::nonfinite)) << "an unwritten element is reported as unwritten, not as a NaN";
@@ -160,25 +165,183 @@ TEST(EquivalenceDoubles, AThrowingImplementationFailsOnlyItsCase) {
   EXPECT_NE(r.message.find("kernel launch failed"), std::string::npos);
 }
 
-TEST(ReproBundle, RoundTripsEveryTensorUnderStateDictKeys) {
+TEST(EquivalenceDoubles, ToleranceIsPerElementNotScaledByTheLargestOutput) {
+  // Outputs of ~1e2..1e3 (multiplier 1000). The double adds half of rtol * max|ref| at the element of
+  // smallest |ref|: inside a bound taken against the largest output, far outside the per-element one.
+  const fb::model_entry& m = plain_model();
+  fb::gen::case_recipe recipe = small_recipe(m, 11);
+  recipe.config["multiplier"] = 1000.0;
+  const fb::judged_case c = fb::prepare_case(m, recipe, fb::device_kind::cpu);
+  const check_result r = fb::check_equivalence(m, planted(m, [](const model_case&, output_slots& s) {
+    at::Tensor flat = s.output.view(-1);
+    const double largest = flat.abs().max().item<double>();
+    const int64_t i = flat.abs().argmin().item<int64_t>();
+    flat[i] += 0.5 * 1e-5 * largest;
+  }), c);
+  const double largest = c.first_expected.fp32.output.abs().max().item<double>();
+  const double smallest = c.first_expected.fp32.output.abs().min().item<double>();
+  ASSERT_GT(0.5 * 1e-5 * largest, 1e-5 + 1e-5 * smallest) << "precondition: outputs of very different sizes";
+  EXPECT_TRUE(r.has(mismatch::values)) << r.message;
+  EXPECT_EQ(r.vs_expected.violations, 1);
+}
+
+/// A case whose fp32 expectation misses its fp64 one by 5e-5 at every third output element, as
+/// libtorch's fp32 result does on ill-conditioned cases (e.g. BatchNorm cancelling a large mean): the
+/// perturbation is planted so that the test does not depend on which cases libtorch happens to round badly.
+struct ill_conditioned {
+  fb::judged_case c;
+  at::Tensor error;  ///< fp32 expectation - fp64 expectation, as planted (fp64)
+};
+
+ill_conditioned ill_conditioned_case() {
+  const fb::model_entry& m = fb::find_model("convt3d_bn_sub");
+  ill_conditioned ic;
+  ic.c = fb::prepare_case(m, small_recipe(m, 3), fb::device_kind::cpu);
+  const at::Tensor r64 = ic.c.first_expected.fp64.output;
+  at::Tensor sign = at::ones_like(r64);
+  sign.view(-1).slice(0, 0, sign.numel(), 2).fill_(-1.0);
+  at::Tensor mask = at::zeros_like(r64);
+  mask.view(-1).slice(0, 0, mask.numel(), 3).fill_(1.0);
+  ic.error = 5e-5 * sign * mask;
+  ic.c.first_expected.fp32.output = (r64 + ic.error).to(at::kFloat);
+  return ic;
+}
+
+/// A double that outputs fp64 + factor * (fp32 expectation - fp64): factor 0 is exact, 1 is as far off
+/// as the fp32 reference, 2.5 is 2.5 times as far off (on the first call; the fresh call is exact).
+implementation scaled_reference_error(const fb::model_entry& m, const ill_conditioned& ic, double factor) {
+  auto calls = std::make_shared<int>(0);
+  return planted(m, [ic, factor, calls](const model_case&, output_slots& s) {
+    if ((*calls)++ < 2) s.output.copy_(ic.c.first_expected.fp64.output + factor * ic.error);  // first call + repeat
+  });
+}
+
+TEST(EquivalenceDoubles, Fp64RuleDecidesWhereTheFp32ReferenceIsItselfOff) {
+  const fb::model_entry& m = fb::find_model("convt3d_bn_sub");
+  const ill_conditioned ic = ill_conditioned_case();
+  // Exact (fp64) and exactly as accurate as the fp32 reference: both pass, under the fp64 rule. The exact
+  // one would fail the fp32 rule (it is 5e-5 away from the fp32 expectation).
+  for (const double factor : {0.0, 1.0}) {
+    const check_result r = fb::check_equivalence(m, scaled_reference_error(m, ic, factor), ic.c);
+    EXPECT_EQ(r.rule, fb::verdict_rule::fp64_allowance);
+    EXPECT_EQ(r.result, fb::outcome::passed) << "factor " << factor << ": " << r.message;
+  }
+}
+
+TEST(EquivalenceDoubles, CandidateWorseThanTheFp32ReferenceOnAnIllConditionedCaseFails) {
+  const fb::model_entry& m = fb::find_model("convt3d_bn_sub");
+  const ill_conditioned ic = ill_conditioned_case();
+  const check_result r = fb::check_equivalence(m, scaled_reference_error(m, ic, 2.5), ic.c);
+  EXPECT_EQ(r.rule, fb::verdict_rule::fp64_allowance);
+  EXPECT_TRUE(r.has(mismatch::values)) << r.message;
+  EXPECT_FALSE(r.has(mismatch::stale)) << r.message;
+}
+
+TEST(EquivalenceDoubles, WellConditionedCasesAreJudgedAgainstTheFp32Reference) {
+  const check_result r = check(plain_model(), fb::reference_implementation(plain_model(), fb::device_kind::cpu));
+  EXPECT_EQ(r.rule, fb::verdict_rule::fp32_reference);
+  EXPECT_EQ(r.result, fb::outcome::passed) << r.message;
+}
+
+TEST(EquivalenceDoubles, BrokenFusedImplementationFailsTheModelProperty) {
+  // A copy of a model whose only fused host executor is off by 1e-3: the standard property must fail.
+  // (It would pass if the property checked the reference instead of the fused implementations.)
+  fb::model_entry m = plain_model();
+  implementation broken = planted(plain_model(), [](const model_case&, output_slots& s) { s.output.add_(1e-3); });
+  broken.name = "fused_host";
+  m.fused = {broken};
+  const bool passed = rc::check("broken fused executor", [&m] { (void)fb::testing::fused_matches_reference(m, fb::device_kind::cpu); });
+  EXPECT_FALSE(passed);
+}
+
+TEST(EquivalenceDoubles, AModelWithoutFusedImplementationsFailsTheFusedProperty) {
+  // The property asserts that it judged at least one fused implementation: checking nothing is no pass.
+  fb::model_entry m = plain_model();
+  m.fused.clear();
+  const bool passed = rc::check("no fused executor", [&m] { (void)fb::testing::fused_matches_reference(m, fb::device_kind::cpu); });
+  EXPECT_FALSE(passed);
+}
+
+TEST(ReferenceSemantics, TheReferenceMatchesTheOracleAndAPlantedMistakeDoesNot) {
+  const fb::model_entry& m = fb::find_model("convt3d_bn_sub");
+  const model_case c = fb::gen::make_case(m, small_recipe(m, 5));
+  EXPECT_EQ(fb::check_reference_semantics(m, c, fb::device_kind::cpu).result, fb::outcome::passed);
+  // The same model whose reference subtracts a per-channel instead of a per-(b,c) mean (SPEC trap).
+  fb::model_entry wrong = m;
+  wrong.reference = [](const fb::json& cfg, const fb::tensor_map& p, const at::Tensor& x) {
+    const fb::ref::convt3d::cubic_conv conv{cfg.at("kernel_size").get<int64_t>(), cfg.at("stride").get<int64_t>(),
+                                            cfg.at("padding").get<int64_t>()};
+    fb::ref::forward_result r;
+    const at::Tensor y = fb::ref::batch_norm_forward(fb::ref::convt3d::forward_conv(conv, cfg.at("bias").get<bool>(), p, x),
+                                                    p, "batch_norm", cfg.at("training").get<bool>(), 0.1, 1e-5, r.buffers);
+    r.output = y - y.mean({0, 2, 3, 4}, /*keepdim=*/true);
+    return r;
+  };
+  const check_result r = fb::check_reference_semantics(wrong, c, fb::device_kind::cpu);
+  EXPECT_EQ(r.result, fb::outcome::incorrect);
+  EXPECT_TRUE(r.has(mismatch::values)) << r.message;
+}
+
+TEST(ReproBundle, HoldsOutputExpectedFp64AndBuffersAndReplaysFromItsTensors) {
   const fb::model_entry& m = batch_norm_model();
-  fb::gen::case_recipe recipe;
-  recipe.config = m.default_config;
+  fb::gen::case_recipe recipe = small_recipe(m, 5);
   recipe.config["depth"] = recipe.config["height"] = recipe.config["width"] = 3;
-  recipe.seed = 5;
-  const model_case c = fb::gen::make_case(m, recipe);
+  const fb::judged_case c = fb::prepare_case(m, recipe, fb::device_kind::cpu);
+  const implementation bad = planted(m, [](const model_case&, output_slots& s) { s.output.add_(1.0); });
+  const check_result r = fb::check_equivalence(m, bad, c);
+  ASSERT_EQ(r.result, fb::outcome::incorrect);
   const auto dir = std::filesystem::temp_directory_path() / "fusebench_bundle_test";
   std::filesystem::remove_all(dir);
-  fb::repro_bundle b{m.id, "planted", recipe, c, c.input * 2, c.input, {}, "fusebench verify ..."};
-  const std::string path = fb::save_repro_bundle(b, dir.string());
-  const fb::tensor_map loaded = fb::load_bundle_tensors(path + "/tensors.pt");
-  for (const auto& [name, t] : c.params) {
-    ASSERT_TRUE(loaded.count(name)) << name;
-    EXPECT_TRUE(loaded.at(name).equal(t)) << name;
+  fb::check_options options;
+  options.atol = 2e-5;
+  const std::string path = fb::save_repro_bundle(
+      {m.id, "planted", fb::device_kind::cpu, recipe, options, &c, r, "fusebench verify ..."}, dir.string());
+  const fb::loaded_bundle b = fb::load_repro_bundle(path + "/config.json");
+  EXPECT_TRUE(fb::is_repro_bundle(b.meta));
+  EXPECT_EQ(b.meta.at("atol").get<double>(), 2e-5);
+  EXPECT_EQ(b.meta.at("outcome"), "incorrect");
+  EXPECT_EQ(b.meta.at("rule"), "fp32_reference");
+  for (const auto& [name, t] : c.first.params) {
+    ASSERT_TRUE(b.tensors.count(name)) << name;
+    EXPECT_TRUE(b.tensors.at(name).equal(t)) << name;
   }
-  EXPECT_TRUE(loaded.at("input").equal(c.input));
-  EXPECT_TRUE(std::filesystem::exists(path + "/config.json"));
-  EXPECT_TRUE(std::filesystem::exists(path + "/repro.txt"));
+  EXPECT_TRUE(b.tensors.at("input").equal(c.first.input));
+  EXPECT_TRUE(b.tensors.at("fresh.input").equal(c.fresh.input));
+  EXPECT_TRUE(b.tensors.at("output").equal(r.candidate_output.output));
+  EXPECT_TRUE(b.tensors.at("expected").equal(c.first_expected.fp32.output));
+  EXPECT_TRUE(b.tensors.at("expected_fp64").equal(c.first_expected.fp64.output));
+  for (const std::string& name : m.buffer_names(c.first.config)) {
+    EXPECT_TRUE(b.tensors.count("candidate." + name)) << name;
+    EXPECT_TRUE(b.tensors.count("expected." + name)) << name;
+    EXPECT_TRUE(b.tensors.count("expected_fp64." + name)) << name;
+  }
+  // The replayed case is the saved one, tensor for tensor, and fails the same way.
+  fb::judged_case replay;
+  replay.first = fb::case_from_tensors(m, b.meta.at("config"), b.tensors);
+  replay.fresh = fb::case_from_tensors(m, b.meta.at("config"), b.tensors, "fresh.");
+  EXPECT_TRUE(replay.first.input.equal(c.first.input));
+  replay.first_expected = fb::reference_expectations(m, replay.first, fb::device_kind::cpu);
+  replay.fresh_expected = fb::reference_expectations(m, replay.fresh, fb::device_kind::cpu);
+  const check_result again = fb::check_equivalence(m, bad, replay);
+  EXPECT_EQ(again.result, r.result);
+  EXPECT_EQ(again.mismatches, r.mismatches);
+}
+
+TEST(ReproBundle, TensorsThatDoNotFitTheConfigAreRejectedNamingTheKey) {
+  const fb::model_entry& m = plain_model();
+  const model_case c = fb::gen::make_case(m, small_recipe(m, 1));
+  fb::tensor_map t = c.params;
+  t["input"] = c.input;
+  t.erase("conv_transpose.bias");
+  try {
+    (void)fb::case_from_tensors(m, c.config, t);
+    ADD_FAILURE() << "a missing key was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("conv_transpose.bias"), std::string::npos) << e.what();
+  }
+  t = c.params;
+  t["input"] = c.input.narrow(0, 0, 1);
+  EXPECT_THROW((void)fb::case_from_tensors(m, c.config, t), std::invalid_argument);
 }
 
 TEST(Generators, SameSeedGivesTheSameCases) {

@@ -11,29 +11,6 @@ void showValue(const case_recipe& r, std::ostream& os) {
 }  // namespace fb::gen
 
 namespace fb::testing {
-namespace {
-
-/// Checks one target on one generated case and fails the property with the verdict and repro line.
-void expect_equivalent(const model_entry& model, const verify_target& target, const gen::case_recipe& recipe,
-                       device_kind device) {
-  const check_result r = verify_case(model, target, recipe, check_options{});
-  if (r.result != outcome::passed) {
-    RC_FAIL(std::string(model.id) + " " + target.candidate.name + ": " + std::string(to_string(r.result)) + ": " +
-            r.message + "\n    repro: " + gen::repro_command(model, recipe, device));
-  }
-}
-
-/// Outside the fuzz domain (verify_plan.h: max_reference_conditioning): RapidCheck discards the
-/// case, counts it, and draws another.
-void discard_ill_conditioned(const model_entry& model, const model_case& first, const model_case& fresh,
-                             device_kind device) {
-  const double kappa =
-      std::max(case_conditioning(model, first, device), case_conditioning(model, fresh, device));
-  RC_TAG(kappa > max_reference_conditioning ? "ill-conditioned (discarded)" : "in domain");
-  RC_PRE(kappa <= max_reference_conditioning);
-}
-
-}  // namespace
 
 std::string cuda_skip_reason() {
   if (!cuda_available())
@@ -47,31 +24,11 @@ int fused_count(const model_entry& model, device_kind device) {
   return n;
 }
 
-void reference_matches_oracle(const model_entry& model) {
+void reference_matches_oracle(const model_entry& model, device_kind device) {
   const gen::case_recipe recipe = *gen::fuzz_case(model, fuzz_budget::oracle());
-  const verify_target target{reference_implementation(model, device_kind::cpu), true};
-  const model_case first = gen::make_case(model, recipe);
-  const model_case fresh = gen::make_fresh_case(model, recipe);
-  discard_ill_conditioned(model, first, fresh, device_kind::cpu);
-  const check_result r = check_equivalence(model, target.candidate, first, fresh, oracle_expectation(model));
+  const check_result r = check_reference_semantics(model, gen::make_case(model, recipe), device);
   if (r.result != outcome::passed)
-    RC_FAIL(model.id + " reference vs oracle: " + r.message + "\n    repro: " +
-            gen::repro_command(model, recipe, device_kind::cpu));
-}
-
-void reference_matches_fp64(const model_entry& model, device_kind device) {
-  const fuzz_budget budget = device == device_kind::cuda ? fuzz_budget::cuda() : fuzz_budget::cpu();
-  const gen::case_recipe recipe = *gen::fuzz_case(model, budget);
-  const verify_target target{reference_implementation(model, device), true};
-  const model_case first = gen::make_case(model, recipe);
-  const model_case fresh = gen::make_fresh_case(model, recipe);
-  discard_ill_conditioned(model, first, fresh, device);
-  check_options opt;
-  opt.check_determinism = false;  // determinism is a property of fused kernels, not of cuDNN
-  const check_result r =
-      check_equivalence(model, target.candidate, first, fresh, fp64_reference_expectation(model, device), opt);
-  if (r.result != outcome::passed)
-    RC_FAIL(model.id + " fp32 reference vs fp64 reference: " + r.message + "\n    repro: " +
+    RC_FAIL(model.id + " reference (fp64) vs oracle: " + r.message + "\n    repro: " +
             gen::repro_command(model, recipe, device));
 }
 
@@ -129,11 +86,77 @@ void expect_required_keys_and_valid_default(const model_entry& model) {
   }
 }
 
-void fused_matches_reference(const model_entry& model, device_kind device) {
+int fused_matches_reference(const model_entry& model, device_kind device) {
   const fuzz_budget budget = device == device_kind::cuda ? fuzz_budget::cuda() : fuzz_budget::cpu();
   const gen::case_recipe recipe = *gen::fuzz_case(model, budget);
-  for (const verify_target& target : verify_targets(model, device))
-    if (!target.is_reference) expect_equivalent(model, target, recipe, device);
+  const judged_case c = prepare_case(model, recipe, device);
+  int checked = 0;
+  for (const verify_target& target : verify_targets(model, device)) {
+    if (target.is_reference) continue;
+    const check_result r = check_equivalence(model, target.candidate, c, check_options{});
+    RC_TAG(std::string("rule ") + std::string(to_string(r.rule)));
+    if (r.result != outcome::passed)
+      RC_FAIL(model.id + " " + target.candidate.name + ": " + std::string(to_string(r.result)) + ": " + r.message +
+              "\n    repro: " + gen::repro_command(model, recipe, device));
+    ++checked;
+  }
+  RC_ASSERT(checked == fused_count(model, device));
+  RC_ASSERT(checked > 0);
+  return checked;
 }
 
+namespace {
+
+/// The standard properties, one instance per registered model.
+class ModelProperties : public ::testing::TestWithParam<std::string> {
+ protected:
+  [[nodiscard]] const model_entry& model() const { return find_model(GetParam()); }
+};
+
+TEST_P(ModelProperties, ReferenceMatchesFp64Oracle) {
+  const model_entry& m = model();
+  EXPECT_TRUE(rc::check(m.id + " reference (fp64) vs oracle", [&m] { reference_matches_oracle(m, device_kind::cpu); }));
+}
+
+TEST_P(ModelProperties, OutputShapeIsInferred) {
+  const model_entry& m = model();
+  EXPECT_TRUE(rc::check(m.id + " output shape", [&m] { output_shape_is_inferred(m); }));
+}
+
+TEST_P(ModelProperties, NonPositiveSizesAreRejected) {
+  const model_entry& m = model();
+  EXPECT_TRUE(rc::check(m.id + " non-positive sizes", [&m] { non_positive_sizes_are_rejected(m); }));
+}
+
+TEST_P(ModelProperties, MissingRequiredKeyIsNamedAndDefaultIsValid) { expect_required_keys_and_valid_default(model()); }
+
+TEST_P(ModelProperties, FusedHostExecutorsMatchReference) {
+  const model_entry& m = model();
+  if (fused_count(m, device_kind::cpu) == 0) GTEST_SKIP() << m.id << " has no fused host executor registered yet";
+  EXPECT_TRUE(rc::check(m.id + " host executors vs reference", [&m] { (void)fused_matches_reference(m, device_kind::cpu); }));
+}
+
+TEST_P(ModelProperties, Cuda_ReferenceMatchesFp64Oracle) {
+  if (const std::string why = cuda_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const model_entry& m = model();
+  EXPECT_TRUE(rc::check(m.id + " cuda reference (fp64) vs oracle", [&m] { reference_matches_oracle(m, device_kind::cuda); }));
+}
+
+TEST_P(ModelProperties, Cuda_FusedKernelsMatchReference) {
+  if (const std::string why = cuda_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const model_entry& m = model();
+  if (fused_count(m, device_kind::cuda) == 0) GTEST_SKIP() << m.id << " has no fused CUDA implementation registered yet";
+  EXPECT_TRUE(rc::check(m.id + " cuda fused vs reference", [&m] { (void)fused_matches_reference(m, device_kind::cuda); }));
+}
+
+std::vector<std::string> registered_ids() {
+  std::vector<std::string> ids;
+  for (const model_entry& m : all_models()) ids.push_back(m.id);
+  return ids;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, ModelProperties, ::testing::ValuesIn(registered_ids()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+}  // namespace
 }  // namespace fb::testing

@@ -106,17 +106,28 @@ namespace fb::ref {
 void validate_conv_transpose(int64_t batch_size, int64_t in_channels, int64_t out_channels, int64_t kernel_size,
                              int64_t stride, int64_t padding, int64_t output_padding,
                              const std::vector<named_size>& spatial) {
+  // Sizes past 2^31 - 1 would overflow the shape formula's int64 products and no device holds such
+  // tensors anyway; what does fit the rules but not the memory is refused by the memory estimate.
+  constexpr int64_t most = 2147483647;
+  const std::string too_large = "must be <= 2147483647";
   require(batch_size >= 1, "batch_size", batch_size, "must be >= 1");
+  require(batch_size <= most, "batch_size", batch_size, too_large);
   require(in_channels >= 1, "in_channels", in_channels, "must be >= 1");
+  require(in_channels <= most, "in_channels", in_channels, too_large);
   require(out_channels >= 1, "out_channels", out_channels, "must be >= 1");
+  require(out_channels <= most, "out_channels", out_channels, too_large);
   require(kernel_size >= 1, "kernel_size", kernel_size, "must be >= 1");
+  require(kernel_size <= most, "kernel_size", kernel_size, too_large);
   require(stride >= 1, "stride", stride, "must be >= 1");
+  require(stride <= most, "stride", stride, too_large);
   require(padding >= 0, "padding", padding, "must be >= 0");
+  require(padding <= most, "padding", padding, too_large);
   require(output_padding >= 0, "output_padding", output_padding, "must be >= 0");
   require(output_padding < stride, "output_padding", output_padding,
           "must be < stride (" + std::to_string(stride) + "), as PyTorch requires");
   for (const named_size& s : spatial) {
     require(s.value >= 1, s.name, s.value, "must be >= 1");
+    require(s.value <= most, s.name, s.value, too_large);
     const int64_t n_out = conv_transpose_output_size(s.value, kernel_size, stride, padding, output_padding);
     require(n_out >= 1, s.name, s.value,
             "gives an empty output: (" + std::string(s.name) + " - 1)*stride - 2*padding + kernel_size + output_padding = " +

@@ -1,10 +1,15 @@
-/// `fusebench verify`: fuzz every registered implementation against its expectation (SPEC §2).
+/// `fusebench verify`: fuzz every registered implementation against the libtorch reference under the
+/// verdict rules, and the reference's own semantics against the fp64 loop oracle (README "The
+/// equivalence contract"). Also replays one config, a repro bundle, or a user's own tensors.
+#include <c10/util/Exception.h>
 #include <fmt/core.h>
+#include <fmt/ostream.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
-#include <map>
 #include <optional>
 #include <unistd.h>
 
@@ -13,6 +18,7 @@
 #include "harness/registry.h"
 #include "harness/repro_bundle.h"
 #include "harness/verify_plan.h"
+#include "harness/verify_report.h"
 
 namespace fb::cli {
 namespace {
@@ -24,60 +30,290 @@ struct verify_options {
   std::string device;
   double atol = 1e-5;
   double rtol = 1e-5;
-  std::string config;  ///< FILE or inline JSON: replay one config exactly
+  std::string config;  ///< FILE or inline JSON: replay one config, or a repro bundle's config.json
+  std::string tensors;  ///< a torch.save dict of state_dict keys + "input"
   std::string save_failures;
   std::optional<uint64_t> case_seed;
   std::string inputs;
   std::string params;
+  std::string json_out;
+  std::string junit_out;
+  bool cases_given = false, atol_given = false, rtol_given = false, device_given = false;
 };
 
-/// Tally of one (model, implementation) row of the summary table.
-struct tally {
-  int passed = 0, incorrect = 0, failed = 0, ill_conditioned = 0;
-  double max_conditioning = 0;
-  double max_abs = 0, max_rel = 0, candidate_vs_fp64 = 0, expected_vs_fp64 = 0;
-  std::string expectation;
-};
+/// One line for any exception: libtorch's c10::Error carries a C++ stack trace after its message.
+std::string one_line(const std::exception& e) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  std::string what = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
+  const auto nl = what.find('\n');
+  return nl == std::string::npos ? what : what.substr(0, nl);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 json read_config_argument(const std::string& arg) {
   const auto first = arg.find_first_not_of(" \t\n");
   if (first != std::string::npos && arg[first] == '{') return json::parse(arg);
+  std::error_code ec;
+  if (std::filesystem::is_directory(arg, ec))
+    throw std::invalid_argument("--config " + arg + ": is a directory, not a config file (a bundle's is DIR/config.json)");
   std::ifstream f(arg);
   if (!f) throw std::invalid_argument("--config " + arg + ": not inline JSON and not a readable file");
   return json::parse(f);
 }
 
-/// The replay recipe from --config (a config object, or a repro bundle's config.json).
-gen::case_recipe replay_recipe(const verify_options& opt, const json& given, const std::string& model_id, int index) {
-  gen::case_recipe r;
-  const bool is_bundle = given.contains("model") && given.contains("config");
-  r.config = is_bundle ? given.at("config") : given;
-  r.seed = opt.case_seed.value_or(is_bundle && given.contains("case_seed") ? given.at("case_seed").get<uint64_t>()
-                                                                          : opt.seed + static_cast<uint64_t>(index));
-  std::string inputs = opt.inputs;
-  if (inputs.empty() && is_bundle && given.contains("inputs")) inputs = given.at("inputs").get<std::string>();
-  r.inputs = inputs.empty() ? input_distribution::uniform : *input_distribution_from_string(inputs);
-  std::string params = opt.params;
-  if (params.empty() && is_bundle && given.contains("params")) params = given.at("params").get<std::string>();
-  r.params = params == "default" ? ref::param_init::pytorch_default : ref::param_init::randomized;
-  (void)model_id;
-  return r;
+/// The folder for repro bundles exists (or is made) and takes files, before any case runs.
+void require_writable_folder(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir, ec))
+    throw std::invalid_argument("--save-failures " + dir + ": cannot create the folder (" + ec.message() + ")");
+  const fs::path probe = fs::path(dir) / ".fusebench_write_probe";
+  std::ofstream f(probe);
+  if (!f) throw std::invalid_argument("--save-failures " + dir + ": the folder is not writable");
+  f.close();
+  fs::remove(probe, ec);
 }
 
-int run_verify(const verify_options& opt) {
-  const device_kind device = opt.device.empty() ? best_device() : device_from_string(opt.device);
-  if (device == device_kind::cuda && !cuda_available())
-    throw std::invalid_argument("device = cuda: no CUDA device or a CPU-only libtorch");
-  if (!opt.inputs.empty() && !input_distribution_from_string(opt.inputs))
-    throw std::invalid_argument("inputs = " + opt.inputs + ": must be uniform, normal, offset, border or sparse");
-  if (!opt.params.empty() && opt.params != "random" && opt.params != "default")
-    throw std::invalid_argument("params = " + opt.params + ": must be random or default");
-  if (opt.cases < 1) throw std::invalid_argument("cases = " + std::to_string(opt.cases) + ": must be >= 1");
+/// An output file opens for writing now, so a bad path fails before the run, not after it.
+void require_writable_file(const std::string& path, const char* flag) {
+  std::ofstream f(path, std::ios::app);
+  if (!f) throw std::invalid_argument(std::string(flag) + " " + path + ": cannot write the file");
+}
 
-  std::optional<json> given;
-  if (!opt.config.empty()) given = read_config_argument(opt.config);
+/// The command that replays a case exactly (config, seed, distribution, regime, device, tolerances).
+std::string repro_line(const model_entry& model, const gen::case_recipe& recipe, device_kind device,
+                       const check_options& checks) {
+  return gen::repro_command(model, recipe, device) + fmt::format(" --atol {} --rtol {}", checks.atol, checks.rtol);
+}
+
+/// Everything a run shares: options, device, the report and where failures go.
+struct verify_run {
+  const verify_options& opt;
+  device_kind device;
+  check_options checks;
+  verify_report report;
+  bool tty = false;
+
+  /// Records one verdict; prints a failure with its repro line and saves a bundle when asked.
+  void record(const model_entry& model, const std::string& implementation, const std::string& against, int index,
+              const gen::case_recipe& recipe, const judged_case* judged, check_result r, double seconds) {
+    verify_case_record rec{model.id, implementation, index, judged != nullptr ? judged->first.config : recipe.config,
+                           r.result, r.rule, r.message, r.vs_expected.max_abs, r.vs_expected.worst_ratio, seconds,
+                           "", ""};
+    if (r.result != outcome::passed) {
+      rec.repro = repro_line(model, recipe, device, checks);
+      std::string line = fmt::format("{} {} case {}: {}: {} [rule {}]\n    repro: {}", model.id, implementation, index,
+                                     to_string(r.result), r.message, to_string(r.rule), rec.repro);
+      if (!opt.save_failures.empty() && judged != nullptr) {
+        try {
+          rec.bundle = save_repro_bundle({model.id, implementation, device, recipe, checks, judged, r, rec.repro},
+                                         opt.save_failures);
+          line += "\n    saved: " + rec.bundle + "  (replay: fusebench verify --config " + rec.bundle + "/config.json)";
+        } catch (const std::exception& e) {
+          line += "\n    bundle not saved: " + one_line(e);
+        }
+      }
+      fmt::print(stderr, "{}{}\n", tty ? "\r" : "", line);
+    }
+    report.add(rec, r, against);
+  }
+};
+
+/// The reference's semantics on a case: the fp64 libtorch reference against the loop oracle.
+void check_reference(verify_run& run, const model_entry& model, const verify_target& target, int index,
+                     const gen::case_recipe& recipe, const model_case& c) {
+  const auto t0 = std::chrono::steady_clock::now();
+  check_result r = check_reference_semantics(model, c, run.device);
+  // A bundle of a reference failure: its "expected" is the oracle, its "output" the fp64 reference.
+  std::optional<judged_case> judged;
+  if (r.result != outcome::passed && !run.opt.save_failures.empty()) {
+    try {
+      judged.emplace();
+      judged->first = c;
+      judged->first_expected.fp32 = judged->first_expected.fp64 = model.oracle(c.config, c.params, c.input);
+      const model_case d = on_device(c, run.device);
+      r.candidate_output = model.reference(d.config, d.params, d.input.to(at::kDouble));
+    } catch (const std::exception&) {
+      judged.reset();
+    }
+  }
+  run.record(model, target.candidate.name, expectation_name(target), index, recipe, judged ? &*judged : nullptr, r,
+             seconds_since(t0));
+}
+
+/// Every fused target of the device on one prepared case (expectations computed once, shared).
+void check_fused(verify_run& run, const model_entry& model, const std::vector<verify_target>& targets, int index,
+                 const gen::case_recipe& recipe, const judged_case& c, double conditioning) {
+  for (const verify_target& target : targets) {
+    if (target.is_reference) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    check_result r = check_equivalence(model, target.candidate, c, run.checks);
+    r.conditioning = conditioning;
+    run.record(model, target.candidate.name, expectation_name(target), index, recipe, &c, std::move(r),
+               seconds_since(t0));
+  }
+}
+
+/// A case that could not even be prepared (its expectations threw, e.g. out of memory): every fused
+/// target of it fails with the reason, once.
+void record_unprepared(verify_run& run, const model_entry& model, const std::vector<verify_target>& targets,
+                       int index, const gen::case_recipe& recipe, const std::string& why) {
+  for (const verify_target& target : targets) {
+    if (target.is_reference) continue;
+    check_result r;
+    r.result = outcome::failed;
+    r.message = "preparing the case: " + why;
+    run.record(model, target.candidate.name, expectation_name(target), index, recipe, nullptr, r, 0.0);
+  }
+}
+
+int has_fused(const std::vector<verify_target>& targets) {
+  int n = 0;
+  for (const verify_target& t : targets) n += !t.is_reference;
+  return n;
+}
+
+/// The fuzz: `cases` recipes per model; fused targets on the recipe, the reference's semantics on it
+/// when the loop oracle can afford it, else on an oracle-sized case drawn for the same index.
+void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
+  const verify_options& opt = run.opt;
+  const fuzz_budget budget = run.device == device_kind::cuda ? fuzz_budget::cuda() : fuzz_budget::cpu();
+  const auto start = std::chrono::steady_clock::now();
+  const int total = opt.cases * static_cast<int>(models.size());
+  int done = 0;
+  for (const model_entry* model : models) {
+    const std::vector<verify_target> targets = verify_targets(*model, run.device);
+    for (int i = 0; i < opt.cases; ++i) {
+      gen::case_recipe recipe = gen::sample_case(*model, budget, opt.seed, i);
+      if (!opt.inputs.empty()) recipe.inputs = *input_distribution_from_string(opt.inputs);
+      if (!opt.params.empty()) recipe.params = opt.params == "default" ? ref::param_init::pytorch_default
+                                                                        : ref::param_init::randomized;
+      const bool affordable = oracle_affordable(*model, model->canonicalize(recipe.config));
+      gen::case_recipe reference_recipe = recipe;
+      if (!affordable) {
+        reference_recipe = gen::sample_case(*model, fuzz_budget::oracle(), opt.seed ^ 0x0AC1Eull, i);
+        reference_recipe.inputs = recipe.inputs;
+        reference_recipe.params = recipe.params;
+      }
+      std::optional<judged_case> prepared;
+      double conditioning = 0;
+      if (has_fused(targets) > 0) {
+        try {
+          prepared = prepare_case(*model, recipe, run.device);
+          conditioning = case_conditioning(*model, prepared->first, run.device);
+        } catch (const std::exception& e) {
+          record_unprepared(run, *model, targets, i, recipe, one_line(e));
+        }
+      }
+      for (const verify_target& target : targets)
+        if (target.is_reference) {
+          const model_case c = affordable && prepared ? prepared->first : gen::make_case(*model, reference_recipe);
+          check_reference(run, *model, target, i, reference_recipe, c);
+        }
+      if (prepared) check_fused(run, *model, targets, i, recipe, *prepared, conditioning);
+      ++done;
+      const double elapsed = seconds_since(start);
+      const int failures = run.report.totals().incorrect + run.report.totals().failed;
+      if (run.tty || done == total || done % std::max(1, total / 10) == 0)
+        fmt::print(stderr, "{}[{}/{}] {} case {}  elapsed {:.0f}s  eta {:.0f}s  failures {}{}", run.tty ? "\r" : "", done,
+                   total, model->id, i, elapsed, elapsed / done * (total - done), failures, run.tty ? "" : "\n");
+    }
+    if (!opt.inputs.empty() || !opt.params.empty())
+      run.report.notes.push_back(fmt::format("{}: only {} inputs and {} parameters were drawn (--inputs/--params)",
+                                             model->id, opt.inputs.empty() ? "all" : opt.inputs,
+                                             opt.params.empty() ? "both regimes of" : opt.params));
+  }
+  if (run.tty) fmt::print(stderr, "\n");
+}
+
+/// One given config (--config), with `cases` seeds, or exactly the --case-seed; or a user's tensors.
+void run_config(verify_run& run, const model_entry& model, const json& config,
+                const std::optional<tensor_map>& user_tensors) {
+  const verify_options& opt = run.opt;
+  const std::vector<verify_target> targets = verify_targets(model, run.device);
+  const json canonical = model.canonicalize(config);
+  const bool affordable = oracle_affordable(model, canonical);
+  if (!affordable)
+    run.report.notes.push_back(fmt::format(
+        "{}: the reference's semantics are checked against the fp64 loop oracle on oracle-sized fuzz cases; this "
+        "config ({:.3g} conv-output elements, {:.3g} MACs) is above the oracle's budget, so only the fused "
+        "implementations are judged here",
+        model.id, model.problem_size(canonical), model.conv_macs(canonical)));
+  if (has_fused(targets) == 0)
+    run.report.notes.push_back(fmt::format("{}: no fused implementation on {}", model.id, to_string(run.device)));
+  const int n = opt.case_seed || user_tensors ? 1 : opt.cases;
+  for (int i = 0; i < n; ++i) {
+    gen::case_recipe recipe;
+    recipe.config = canonical;
+    recipe.seed = opt.case_seed.value_or(opt.seed + static_cast<uint64_t>(i));
+    recipe.inputs = opt.inputs.empty() ? input_distribution::uniform : *input_distribution_from_string(opt.inputs);
+    recipe.params = opt.params == "default" ? ref::param_init::pytorch_default : ref::param_init::randomized;
+    std::optional<judged_case> prepared;
+    try {
+      judged_case c;
+      c.first = user_tensors ? case_from_tensors(model, canonical, *user_tensors) : gen::make_case(model, recipe);
+      if (has_fused(targets) > 0) {
+        c.fresh = gen::make_fresh_case(model, recipe);
+        c.first_expected = reference_expectations(model, c.first, run.device);
+        c.fresh_expected = reference_expectations(model, c.fresh, run.device);
+      }
+      prepared = std::move(c);
+    } catch (const std::invalid_argument&) {
+      throw;  // a user's tensors that do not fit the config: bad input, exit 2
+    } catch (const std::exception& e) {
+      record_unprepared(run, model, targets, i, recipe, one_line(e));
+    }
+    if (!prepared) continue;
+    for (const verify_target& target : targets)
+      if (target.is_reference && affordable) check_reference(run, model, target, i, recipe, prepared->first);
+    if (has_fused(targets) > 0)
+      check_fused(run, model, targets, i, recipe, *prepared, case_conditioning(model, prepared->first, run.device));
+  }
+}
+
+/// A repro bundle's config.json: the bundle's implementation on its saved tensors, once.
+void run_bundle(verify_run& run, const std::string& path, const json& meta_in) {
+  const json& meta = meta_in;
+  const model_entry& model = find_model(meta.at("model").get<std::string>());
+  require_fits_in_memory(model, model.canonicalize(meta.at("config")), run.device);
+  const loaded_bundle b = load_repro_bundle(path);
+  const std::string impl_name = meta.at("implementation").get<std::string>();
+  gen::case_recipe recipe;
+  recipe.config = model.canonicalize(meta.at("config"));
+  recipe.seed = meta.at("case_seed").get<uint64_t>();
+  recipe.inputs = input_distribution_from_string(meta.value("inputs", std::string("uniform"))).value_or(input_distribution::uniform);
+  recipe.params = meta.value("params", std::string("random")) == "default" ? ref::param_init::pytorch_default
+                                                                           : ref::param_init::randomized;
+  judged_case c;
+  c.first = case_from_tensors(model, recipe.config, b.tensors);
+  c.fresh = b.tensors.count("fresh.input") ? case_from_tensors(model, recipe.config, b.tensors, "fresh.")
+                                           : gen::make_fresh_case(model, recipe);
+  fmt::print(stderr, "verify: replaying {} ({} {} on {}, recorded {}{}{}) from its saved tensors\n", path, model.id,
+             impl_name, to_string(run.device), meta.value("outcome", std::string("?")),
+             meta.contains("mismatches") && !meta.at("mismatches").empty() ? ": " : "",
+             meta.contains("mismatches") ? fmt::format("{}", meta.at("mismatches").dump()) : "");
+  for (const verify_target& target : verify_targets(model, run.device)) {
+    if (target.candidate.name != impl_name) continue;
+    if (target.is_reference) {
+      check_reference(run, model, target, 0, recipe, c.first);
+      return;
+    }
+    c.first_expected = reference_expectations(model, c.first, run.device);
+    c.fresh_expected = reference_expectations(model, c.fresh, run.device);
+    check_fused(run, model, {target}, 0, recipe, c, case_conditioning(model, c.first, run.device));
+    return;
+  }
+  throw std::invalid_argument("bundle " + path + ": implementation " + impl_name + " does not exist on " +
+                              std::string(to_string(run.device)) + " in this build");
+}
+
+std::vector<const model_entry*> selected_models(const verify_options& opt, const std::optional<json>& given) {
   std::vector<const model_entry*> models;
-  if (opt.models.empty() && given && given->contains("model")) {
+  if (opt.models.empty() && given && given->contains("model") && given->at("model").is_string()) {
     models.push_back(&find_model(given->at("model").get<std::string>()));
   } else if (opt.models.empty()) {
     if (given) throw std::invalid_argument("--config needs --model (which model the config is for)");
@@ -85,104 +321,138 @@ int run_verify(const verify_options& opt) {
   } else {
     for (const std::string& id : opt.models) models.push_back(&find_model(id));
   }
-  if (given) {
-    for (const model_entry* m : models) (void)m->canonicalize(replay_recipe(opt, *given, m->id, 0).config);
-  }
+  return models;
+}
 
-  const check_options checks{opt.atol, opt.rtol, true, true};
-  const fuzz_budget budget = device == device_kind::cuda ? fuzz_budget::cuda() : fuzz_budget::cpu();
-  const bool tty = isatty(fileno(stderr)) != 0;
-  std::map<std::pair<std::string, std::string>, tally> rows;
-  std::vector<std::string> failures;
-  const auto start = std::chrono::steady_clock::now();
-  const int total = opt.cases * static_cast<int>(models.size());
-  int done = 0;
-  fmt::print(stderr, "verify: {} model(s) x {} case(s) on {} (seed {}, atol {}, rtol {})\n", models.size(), opt.cases,
-             device_name(device), opt.seed, opt.atol, opt.rtol);
-  for (const model_entry* model : models) {
-    const std::vector<verify_target> targets = verify_targets(*model, device);
-    for (int i = 0; i < opt.cases; ++i) {
-      gen::case_recipe recipe = given ? replay_recipe(opt, *given, model->id, i)
-                                      : gen::sample_case(*model, budget, opt.seed, i);
-      if (!given && !opt.inputs.empty()) recipe.inputs = *input_distribution_from_string(opt.inputs);
-      if (!given && opt.params == "default") recipe.params = ref::param_init::pytorch_default;
-      for (const verify_target& target : targets) {
-        const check_result r = verify_case(*model, target, recipe, checks);
-        tally& t = rows[{model->id, target.candidate.name}];
-        t.expectation = expectation_for(*model, target, model->canonicalize(recipe.config)).name;
-        t.passed += r.result == outcome::passed;
-        t.incorrect += r.result == outcome::incorrect;
-        t.failed += r.result == outcome::failed;
-        t.ill_conditioned += r.result == outcome::not_run;
-        if (r.result != outcome::not_run) t.max_conditioning = std::max(t.max_conditioning, r.conditioning);
-        t.max_abs = std::max(t.max_abs, r.vs_expected.max_abs);
-        t.max_rel = std::max(t.max_rel, r.vs_expected.max_rel);
-        t.candidate_vs_fp64 = std::max(t.candidate_vs_fp64, r.candidate_vs_fp64);
-        t.expected_vs_fp64 = std::max(t.expected_vs_fp64, r.expected_vs_fp64);
-        if (r.result != outcome::passed && r.result != outcome::not_run) {
-          const std::string repro = gen::repro_command(*model, recipe, device);
-          failures.push_back(fmt::format("{} {} case {}: {}: {} [conditioning {:.3g}]\n    repro: {}", model->id,
-                                         target.candidate.name, i, to_string(r.result), r.message, r.conditioning,
-                                         repro));
-          if (!opt.save_failures.empty()) {
-            repro_bundle b{model->id, target.candidate.name, recipe, gen::make_case(*model, recipe), {}, {}, r, repro};
-            failures.back() += "\n    saved: " + save_repro_bundle(b, opt.save_failures);
-          }
-          fmt::print(stderr, "{}{}\n", tty ? "\r" : "", failures.back());
-        }
-      }
-      ++done;
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      const bool report = tty || done == total || done % std::max(1, total / 10) == 0;
-      if (report)
-        fmt::print(stderr, "{}[{}/{}] {} case {}  elapsed {:.0f}s  eta {:.0f}s  failures {}{}", tty ? "\r" : "", done,
-                   total, model->id, i, elapsed, elapsed / done * (total - done), failures.size(), tty ? "" : "\n");
+void validate(const verify_options& opt) {
+  if (!std::isfinite(opt.atol) || opt.atol < 0)
+    throw std::invalid_argument(fmt::format("atol = {}: must be a finite number >= 0", opt.atol));
+  if (!std::isfinite(opt.rtol) || opt.rtol < 0)
+    throw std::invalid_argument(fmt::format("rtol = {}: must be a finite number >= 0", opt.rtol));
+  if (opt.cases < 1) throw std::invalid_argument("cases = " + std::to_string(opt.cases) + ": must be >= 1");
+  if (!opt.inputs.empty() && !input_distribution_from_string(opt.inputs))
+    throw std::invalid_argument("inputs = " + opt.inputs + ": must be uniform, normal, offset, border or sparse");
+  if (!opt.params.empty() && opt.params != "random" && opt.params != "default")
+    throw std::invalid_argument("params = " + opt.params + ": must be random or default");
+  if (opt.case_seed && opt.config.empty())
+    throw std::invalid_argument("--case-seed needs --config (it picks the parameters and inputs of one config)");
+  if (!opt.tensors.empty() && opt.config.empty())
+    throw std::invalid_argument("--tensors needs --config (the config the tensors belong to) and --model");
+}
+
+int run_verify(const verify_options& opt) {
+  validate(opt);
+  std::optional<json> given;
+  if (!opt.config.empty()) given = read_config_argument(opt.config);
+  const bool bundle = given && is_repro_bundle(*given);
+  // A bundle replays on its own device and tolerances unless the command line names others.
+  device_kind device = opt.device.empty() ? best_device() : device_from_string(opt.device);
+  check_options checks{opt.atol, opt.rtol, true, true};
+  if (bundle) {
+    if (!opt.device_given) device = device_from_string(given->value("device", std::string("cpu")));
+    if (!opt.atol_given) checks.atol = given->value("atol", opt.atol);
+    if (!opt.rtol_given) checks.rtol = given->value("rtol", opt.rtol);
+  }
+  if (device == device_kind::cuda && !cuda_available())
+    throw std::invalid_argument("device = cuda: no CUDA device or a CPU-only libtorch");
+  if (!opt.save_failures.empty()) require_writable_folder(opt.save_failures);
+  if (!opt.json_out.empty()) require_writable_file(opt.json_out, "--json");
+  if (!opt.junit_out.empty()) require_writable_file(opt.junit_out, "--junit");
+
+  verify_run run{opt, device, checks, {}, isatty(fileno(stderr)) != 0};
+  run.report.device = device_name(device);
+  run.report.seed = opt.seed;
+  run.report.atol = checks.atol;
+  run.report.rtol = checks.rtol;
+
+  if (bundle) {
+    run_bundle(run, opt.config, *given);
+  } else if (given) {
+    const std::vector<const model_entry*> models = selected_models(opt, given);
+    std::optional<tensor_map> user_tensors;
+    if (!opt.tensors.empty()) {
+      if (models.size() != 1) throw std::invalid_argument("--tensors needs exactly one --model");
+      user_tensors = load_tensor_file(opt.tensors);
+      (void)case_from_tensors(*models.front(), models.front()->canonicalize(*given), *user_tensors);  // fit, or exit 2
     }
+    for (const model_entry* m : models) {  // an invalid config, or one that cannot fit: exit 2 before any work
+      (void)m->canonicalize(*given);
+      require_fits_in_memory(*m, m->canonicalize(*given), device);
+    }
+    fmt::print(stderr, "verify: {} model(s), one config, {} case(s) on {} (atol {}, rtol {})\n", models.size(),
+               opt.case_seed || user_tensors ? 1 : opt.cases, run.report.device, checks.atol, checks.rtol);
+    for (const model_entry* m : models) run_config(run, *m, *given, user_tensors);
+  } else {
+    const std::vector<const model_entry*> models = selected_models(opt, given);
+    fmt::print(stderr, "verify: {} model(s) x {} case(s) on {} (seed {}, atol {}, rtol {})\n", models.size(), opt.cases,
+               run.report.device, opt.seed, checks.atol, checks.rtol);
+    run_fuzz(run, models);
   }
-  if (tty) fmt::print(stderr, "\n");
 
-  fmt::print("\n| model | implementation | checked against | cases | passed | incorrect | failed | max abs err | "
-             "max rel err | impl vs fp64 | ref fp32 vs fp64 | ill-conditioned (not run) | max conditioning run |\n");
-  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  for (const auto& [key, t] : rows)
-    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {:.3g} | {:.3g} | {:.3g} | {:.3g} | {} | {:.3g} |\n", key.first,
-               key.second, t.expectation, t.passed + t.incorrect + t.failed, t.passed, t.incorrect, t.failed,
-               t.max_abs, t.max_rel, t.candidate_vs_fp64, t.expected_vs_fp64, t.ill_conditioned, t.max_conditioning);
-  int checked = 0, passed = 0;
-  for (const auto& [key, t] : rows) {
-    checked += t.passed + t.incorrect + t.failed;
-    passed += t.passed;
+  print_verify_table(run.report, std::cout);
+  if (!opt.json_out.empty()) {
+    std::ofstream f(opt.json_out);
+    f << verify_report_to_json(run.report).dump(2) << "\n";
   }
-  int skipped = 0;
-  for (const auto& [key, t] : rows) skipped += t.ill_conditioned;
-  fmt::print("\nverify: {} passed, {} failed, {} skipped (ill-conditioned for an fp32 reference)\n", passed,
-             checked - passed, skipped);
-  return failures.empty() ? exit_ok : exit_failure;
+  if (!opt.junit_out.empty()) {
+    std::ofstream f(opt.junit_out);
+    write_junit(run.report, f);
+  }
+  const verify_row t = run.report.totals();
+  if (t.judged() == 0) {
+    fmt::print("verify: nothing was judged\n");
+    return exit_failure;
+  }
+  return t.incorrect + t.failed == 0 && t.not_judged == 0 ? exit_ok : exit_failure;
 }
 
 }  // namespace
 
 void add_verify_command(CLI::App& app, command_action& run) {
   auto opt = std::make_shared<verify_options>();
-  CLI::App* cmd = app.add_subcommand("verify", "Fuzz every implementation against its reference (SPEC §2)");
-  cmd->add_option("--model", opt->models, "Model id(s); default all")->take_all();
-  cmd->add_option("--cases", opt->cases, "Cases per model")->capture_default_str();
+  CLI::App* cmd = app.add_subcommand(
+      "verify", "Fuzz every implementation against the libtorch reference (and the reference against an fp64 oracle)");
+  cmd->add_option("--model", opt->models, "Model id(s) or KernelBench number(s); default all")->take_all();
+  CLI::Option* cases = cmd->add_option("--cases", opt->cases, "Cases per model")->capture_default_str();
   cmd->add_option("--seed", opt->seed, "Seed: the same seed gives the same cases")->capture_default_str();
-  cmd->add_option("--device", opt->device, "cpu or cuda; default the best present");
-  cmd->add_option("--atol", opt->atol, "Absolute tolerance")->capture_default_str();
-  cmd->add_option("--rtol", opt->rtol, "Relative tolerance")->capture_default_str();
-  cmd->add_option("--config", opt->config, "FILE or inline JSON: replay this config (or a repro bundle's config.json)");
+  CLI::Option* device = cmd->add_option("--device", opt->device, "cpu or cuda; default the best present");
+  CLI::Option* atol = cmd->add_option("--atol", opt->atol, "Absolute tolerance (finite, >= 0)")->capture_default_str();
+  CLI::Option* rtol = cmd->add_option("--rtol", opt->rtol, "Relative tolerance (finite, >= 0)")->capture_default_str();
+  cmd->add_option("--config", opt->config,
+                  "FILE or inline JSON: replay this config (--cases seeds, or one --case-seed); a repro bundle's "
+                  "config.json replays that bundle once, from its saved tensors");
+  cmd->add_option("--tensors", opt->tensors,
+                  "With --model and --config: check every implementation on these tensors (a torch.save dict of "
+                  "the module's state_dict keys plus \"input\")");
   cmd->add_option("--save-failures", opt->save_failures, "Write a repro bundle per failing case into DIR");
   cmd->add_option("--case-seed", opt->case_seed, "With --config: the case seed (parameters and inputs)");
-  cmd->add_option("--inputs", opt->inputs, "Input distribution: uniform, normal, offset, border, sparse");
-  cmd->add_option("--params", opt->params, "Parameters: random (default for fuzzing) or default (PyTorch init)");
+  cmd->add_option("--inputs", opt->inputs,
+                  "Input distribution: uniform, normal, offset, border, sparse (with --config: of that config; "
+                  "without: every fuzz case draws only this one)");
+  cmd->add_option("--params", opt->params,
+                  "Parameters: random or default (PyTorch's init); fuzzing draws both unless this is given");
+  cmd->add_option("--json", opt->json_out, "Also write the results as JSON to FILE (per row and per case)");
+  cmd->add_option("--junit", opt->junit_out, "Also write a JUnit XML report to FILE (for CI systems)");
   cmd->footer(
+      "Verdicts: each fused case is judged against the fp32 libtorch reference (TF32 off) at atol/rtol; where that\n"
+      "reference is itself off fp64 by more than the tolerance, against fp64 with the reference's own error as the\n"
+      "allowance, element by element. The reference's semantics are checked in fp64 against an independent loop\n"
+      "oracle. Exit status: 0 every case passed, 1 a case failed or nothing was judged, 2 bad usage.\n"
+      "\n"
       "Examples:\n"
       "  fusebench verify --device cpu --cases 100\n"
-      "  fusebench verify --model convt2d_mul_gap --device cuda --cases 1000 --seed 7\n"
-      "  fusebench verify --model convt2d_mul_gap --config '{\"in_channels\":3,...}' --case-seed 42\n"
-      "  fusebench verify --config failures/convt2d_mul_gap_fused_cuda_42/config.json");
-  cmd->callback([opt, &run] {
+      "  fusebench verify --model 44 --device cuda --cases 1000 --seed 7 --junit verify.xml\n"
+      "  fusebench verify --model convt2d_mul_gap --config '{\"in_channels\":3,\"out_channels\":5,\"kernel_size\":3,"
+      "\"stride\":2,\"padding\":1,\"output_padding\":1,\"multiplier\":0.5,\"batch_size\":2,\"height\":7,\"width\":6}'"
+      " --case-seed 42\n"
+      "  fusebench verify --model convt2d_mul_gap --device cpu --cases 5 --atol 0 --rtol 0 --save-failures failures\n"
+      "  fusebench verify --config failures/convt2d_mul_gap_fused_host_<seed>/config.json\n"
+      "  fusebench verify --model convt2d_mul_gap --config my_config.json --tensors my_tensors.pt");
+  cmd->callback([opt, &run, cases, device, atol, rtol] {
+    opt->cases_given = cases->count() > 0;
+    opt->device_given = device->count() > 0;
+    opt->atol_given = atol->count() > 0;
+    opt->rtol_given = rtol->count() > 0;
     run = [opt] {
       try {
         return run_verify(*opt);
@@ -190,11 +460,14 @@ void add_verify_command(CLI::App& app, command_action& run) {
         print_error(std::string("invalid config: ") + e.what());
         return exit_usage;
       } catch (const json::exception& e) {
-        print_error(std::string("bad --config JSON: ") + e.what());
+        print_error(std::string("bad --config JSON: ") + one_line(e));
         return exit_usage;
       } catch (const std::invalid_argument& e) {
-        print_error(e.what());
+        print_error(one_line(e));
         return exit_usage;
+      } catch (const std::exception& e) {
+        print_error(one_line(e));
+        return exit_failure;
       }
     };
   });

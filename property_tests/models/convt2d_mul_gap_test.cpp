@@ -1,7 +1,6 @@
-/// Property tests of convt2d_mul_gap: the standard properties (model_properties.h) plus its own invalid configs.
+/// Model-specific property tests of convt2d_mul_gap: its invalid configs, each named in the error. The standard
+/// properties every registered model gets are in property_tests/model_properties.cpp.
 #include "property_tests/model_properties.h"
-
-FB_STANDARD_MODEL_PROPERTIES(ConvT2dMulGap, "convt2d_mul_gap")
 
 // Each row patches the default config into an invalid one; the error must name the field.
 TEST(ConvT2dMulGap, InvalidConfigsNameTheField) {

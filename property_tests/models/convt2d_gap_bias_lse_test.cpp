@@ -1,7 +1,6 @@
-/// Property tests of convt2d_gap_bias_lse: the standard properties (model_properties.h) plus its own invalid configs.
+/// Model-specific property tests of convt2d_gap_bias_lse: its invalid configs, each named in the error. The standard
+/// properties every registered model gets are in property_tests/model_properties.cpp.
 #include "property_tests/model_properties.h"
-
-FB_STANDARD_MODEL_PROPERTIES(ConvT2dGapBiasLse, "convt2d_gap_bias_lse")
 
 // Each row patches the default config into an invalid one; the error must name the field.
 TEST(ConvT2dGapBiasLse, InvalidConfigsNameTheField) {
