@@ -53,18 +53,12 @@ __global__ void __launch_bounds__(k_block) sums_kernel(const sums_params prm) {
   for (int64_t item = static_cast<int64_t>(blockIdx.x) * k_warps + warp; item < prm.n_items; item += warps_total) {
     if (item < prm.n_wsum_items) {
       const int64_t pair = item * detail::k_wsum_pairs_per_item + lane;
-      if (pair < prm.n_pairs) {
-        const float* __restrict__ w = prm.weight + pair * prm.kk;
-        double acc = 0.0;
-        for (int64_t t = 0; t < prm.kk; ++t) acc += static_cast<double>(__ldg(w + t));
-        prm.wsum[pair] = acc;
-      }
+      if (pair < prm.n_pairs) prm.wsum[pair] = detail::weight_tap_sum(prm.weight + pair * prm.kk, prm.kk);
     } else {
       const int64_t c = item - prm.n_wsum_items;  // chunk index: plane * chunks_per_plane + q
       const int64_t plane = c / prm.chunks_per_plane;
-      const int64_t begin = (c - plane * prm.chunks_per_plane) * fb::fused::detail::k_chunk_elems;
-      const int64_t end = min_i64(prm.hw, begin + fb::fused::detail::k_chunk_elems);
-      double s = device::warp_lane_range_sum<k_unroll, false>(prm.x + plane * prm.hw + begin, end - begin, lane);
+      const detail::chunk_range r = detail::chunk_of(c - plane * prm.chunks_per_plane, prm.hw);
+      double s = device::warp_lane_range_sum<k_unroll, false>(prm.x + plane * prm.hw + r.begin, r.end - r.begin, lane);
       s = warp_reduce(temp[warp]).Sum(s);
       if (lane == 0) prm.part[c] = s;
       __syncwarp();
@@ -106,11 +100,8 @@ __global__ void __launch_bounds__(k_block) lse_kernel(const lse_params prm) {
     __syncthreads();  // S (global scratch) written by all warps is visible to the whole block
     double local_max = -INFINITY;
     for (int64_t co = threadIdx.x; co < prm.c_out; co += k_block) {
-      double acc = 0.0;
-#pragma unroll 8
-      for (int64_t ci = 0; ci < prm.c_in; ++ci) acc = fma(sb[ci], prm.wsum[ci * prm.c_out + co], acc);
-      const double zv = (static_cast<double>(__ldg(prm.conv_bias + co)) + acc * prm.inv_area) +
-                        static_cast<double>(__ldg(prm.bias + co));
+      const double zv = detail::channel_logit(sb, prm.wsum, prm.c_in, prm.c_out, co, prm.inv_area,
+                                              __ldg(prm.conv_bias + co), __ldg(prm.bias + co));
       zb[co] = zv;
       local_max = fmax(local_max, zv);
     }
@@ -121,7 +112,7 @@ __global__ void __launch_bounds__(k_block) lse_kernel(const lse_params prm) {
     double local_sum = 0.0;
     for (int64_t co = threadIdx.x; co < prm.c_out; co += k_block) local_sum += lse_term(zb[co], z_max);
     const double sum = block_reduce(btemp).Sum(local_sum);
-    if (threadIdx.x == 0) prm.out[b] = static_cast<float>(10.0 * lse_finish(z_max, sum));
+    if (threadIdx.x == 0) prm.out[b] = static_cast<float>(detail::k_output_scale * lse_finish(z_max, sum));
     __syncthreads();  // btemp, z_max_shared and S are reused for the next sample
   }
 }

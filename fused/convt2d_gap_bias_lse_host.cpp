@@ -28,21 +28,15 @@ void run_host(const problem& prob, const float* x, const float* weight, const fl
   double* wsum = ws + pl.off_wsum;
   double* s = ws + pl.off_s;
   double* z = ws + pl.off_z;
-  constexpr int64_t chunk = fb::fused::detail::k_chunk_elems;
 
   // Pass 1: plane-chunk sums and Wsum[ci, co] (recomputed every call: parameters change).
-  for (int64_t pair = 0; pair < pl.c_in * pl.c_out; ++pair) {
-    double acc = 0.0;
-    for (int64_t t = 0; t < pl.kk; ++t) acc += static_cast<double>(weight[pair * pl.kk + t]);
-    wsum[pair] = acc;
-  }
+  for (int64_t pair = 0; pair < pl.c_in * pl.c_out; ++pair) wsum[pair] = detail::weight_tap_sum(weight + pair * pl.kk, pl.kk);
   for (int64_t plane = 0; plane < pl.n_planes; ++plane) {
     const float* xp = x + plane * pl.hw;
     for (int64_t q = 0; q < pl.chunks_per_plane; ++q) {
-      const int64_t begin = q * chunk;
-      const int64_t end = min_i64(pl.hw, begin + chunk);
+      const detail::chunk_range r = detail::chunk_of(q, pl.hw);
       double acc = 0.0;
-      for (int64_t e = begin; e < end; ++e) acc += static_cast<double>(xp[e]);
+      for (int64_t e = r.begin; e < r.end; ++e) acc += static_cast<double>(xp[e]);
       part[plane * pl.chunks_per_plane + q] = acc;
     }
   }
@@ -57,12 +51,9 @@ void run_host(const problem& prob, const float* x, const float* weight, const fl
       sb[ci] = acc;
     }
     double* zb = z + b * pl.c_out;
-    for (int64_t co = 0; co < pl.c_out; ++co) {
-      double acc = 0.0;
-      for (int64_t ci = 0; ci < pl.c_in; ++ci) acc += sb[ci] * wsum[ci * pl.c_out + co];
-      zb[co] = (static_cast<double>(conv_bias[co]) + acc * pl.inv_area) + static_cast<double>(bias[co]);
-    }
-    out[b] = static_cast<float>(10.0 * logsumexp(zb, pl.c_out));
+    for (int64_t co = 0; co < pl.c_out; ++co)
+      zb[co] = detail::channel_logit(sb, wsum, pl.c_in, pl.c_out, co, pl.inv_area, conv_bias[co], bias[co]);
+    out[b] = static_cast<float>(detail::k_output_scale * logsumexp(zb, pl.c_out));
   }
 }
 

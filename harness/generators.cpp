@@ -93,6 +93,40 @@ rc::Gen<convt_geometry> conv_transpose_geometry(const geometry_rules& rules, con
   });
 }
 
+rc::Gen<convt_geometry> large_plane_geometry(const geometry_rules& rules, const fuzz_budget& budget,
+                                             int64_t plane_elements, int64_t max_multiple) {
+  return rc::gen::exec([rules, budget, plane_elements, max_multiple] {
+    convt_geometry g;
+    g.kernel_size = *rc::gen::elementOf(std::vector<int64_t>{1, 2, 3}).as("kernel_size");
+    g.stride = 1;
+    g.padding = rules.strided ? (g.kernel_size - 1) / 2 : 0;  // output side = input side + (k - 1 - 2p)
+    const int64_t grow = g.kernel_size - 1 - 2 * g.padding;
+    // The largest output plane the budget allows with B = C_out = 1, and the input plane it comes from.
+    const double most_out = static_cast<double>(budget.max_output_elements);
+    const int64_t h_lo = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(plane_elements + 1))));
+    const auto out_plane = [grow](int64_t h, int64_t w) { return static_cast<double>((h + grow) * (w + grow)); };
+    if (out_plane(h_lo, h_lo) > most_out) return *conv_transpose_geometry(rules, budget);
+    const int64_t h = *rc::gen::inRange<int64_t>(h_lo, h_lo + 2 * h_lo / 3 + 1).as("height");
+    const int64_t w_lo = plane_elements / h + 1;
+    int64_t w_hi = std::max(w_lo, max_multiple * plane_elements / h);
+    while (w_hi > w_lo && out_plane(h, w_hi) > most_out) --w_hi;
+    if (out_plane(h, w_lo) > most_out) return *conv_transpose_geometry(rules, budget);
+    const int64_t w = *rc::gen::inRange<int64_t>(w_lo, w_hi + 1).as("width");
+    g.spatial = {h, w};
+    g.spatial_out = {h + grow, w + grow};
+    const double plane_out = out_plane(h, w);
+    const auto fit = [](double limit, int64_t most) {
+      return std::clamp<int64_t>(static_cast<int64_t>(std::floor(limit)), 1, most);
+    };
+    g.out_channels = *rc::gen::inRange<int64_t>(1, fit(most_out / plane_out, 3) + 1).as("out_channels");
+    g.batch = *rc::gen::inRange<int64_t>(1, fit(most_out / (plane_out * g.out_channels), 2) + 1).as("batch_size");
+    const double macs_per_in_channel = static_cast<double>(g.batch * h * w * g.out_channels * g.kernel_size * g.kernel_size);
+    g.in_channels =
+        *rc::gen::inRange<int64_t>(1, fit(static_cast<double>(budget.max_macs) / macs_per_in_channel, 3) + 1).as("in_channels");
+    return g;
+  });
+}
+
 rc::Gen<case_recipe> fuzz_case(const model_entry& model, const fuzz_budget& budget) {
   return rc::gen::exec([&model, budget] {
     case_recipe r;

@@ -40,6 +40,15 @@ struct geometry_rules {
 /// (so C_in != C_out is common), batch 1..8, then cut to the output and MAC budget.
 [[nodiscard]] rc::Gen<convt_geometry> conv_transpose_geometry(const geometry_rules& rules, const fuzz_budget& budget);
 
+/// A 2-D geometry whose input planes hold more than `plane_elements` elements (up to `max_multiple`
+/// times as many), the kind of case that crosses a kernel's split of a plane into work items or chunks
+/// and that the general generator (sides up to 40) never builds. Stride 1 with the padding that keeps
+/// the output plane the input's size where the model takes padding (else padding 0); channels and
+/// batch small, so the case fits `budget`. When not even one such plane fits the budget, it is the
+/// general geometry instead (so the generator works for every budget, the oracle's too).
+[[nodiscard]] rc::Gen<convt_geometry> large_plane_geometry(const geometry_rules& rules, const fuzz_budget& budget,
+                                                           int64_t plane_elements, int64_t max_multiple);
+
 namespace detail {
 template <class C, class = void>
 struct has_stride : std::false_type {};

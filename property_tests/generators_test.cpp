@@ -29,3 +29,27 @@ TEST(Generators, ConfigsVaryAndBatchNormModelsDrawBothModes) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Generators, BoundaryConfigsCrossTheKernelsWorkSplits) {
+  // #44 splits planes into work items of 32768 elements, #42 into chunks of 4096: a run of verify's
+  // size must contain planes larger than one of them, on the CPU's budget as on the GPU's.
+  const std::vector<std::pair<std::string, int64_t>> splits = {{"convt2d_mul_gap", 32768}, {"convt2d_gap_bias_lse", 4096}};
+  for (const auto& [id, split] : splits) {
+    const fb::model_entry& model = fb::find_model(id);
+    ASSERT_TRUE(static_cast<bool>(model.gen_boundary_config)) << id;
+    for (const fb::fuzz_budget& budget : {fb::fuzz_budget::cpu(), fb::fuzz_budget::cuda()}) {
+      int crossing = 0;
+      for (int i = 0; i < 100; ++i) {
+        const fb::json c = fb::gen::sample_case(model, budget, 20261123, i).config;
+        crossing += c.at("height").get<int64_t>() * c.at("width").get<int64_t>() > split;
+        EXPECT_NO_THROW((void)model.canonicalize(c)) << c.dump();
+        EXPECT_LE(model.problem_size(model.canonicalize(c)), static_cast<double>(budget.max_output_elements)) << c.dump();
+      }
+      EXPECT_GE(crossing, 10) << id << ": planes larger than one work split in 100 cases";
+    }
+  }
+}
+
+}  // namespace

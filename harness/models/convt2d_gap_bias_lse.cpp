@@ -1,4 +1,5 @@
 /// Registry entry for KernelBench #42: ConvTranspose2d -> GAP -> + bias -> logsumexp -> sum -> * 10.
+#include "fused/common/plan_util.h"
 #include "fused/convt2d_gap_bias_lse.h"
 #include "harness/detail/fused_adapter.h"
 #include "harness/device.h"
@@ -22,6 +23,16 @@ rc::Gen<config> gen_config(const fuzz_budget& budget) {
 }
 
 namespace fused = fb::fused::convt2d_gap_bias_lse;
+
+// Configs that cross the kernel's plane chunks: planes of one to four chunks (a chunk is
+// k_chunk_elems = 4096 elements of one (b, ci) plane, fused/common/plan_util.h).
+rc::Gen<config> gen_boundary_config(const fuzz_budget& budget) {
+  gen::geometry_rules rules;
+  rules.dims = 2;
+  rules.strided = false;
+  return rc::gen::map(gen::large_plane_geometry(rules, budget, fb::fused::detail::k_chunk_elems, 4),
+                      [](const gen::convt_geometry& g) { return gen::config_of<config>(g); });
+}
 
 fused::problem to_problem(const config& c) {
   return {c.batch_size, c.in_channels, c.out_channels, c.height, c.width, c.kernel_size};
@@ -63,6 +74,7 @@ model_entry convt2d_gap_bias_lse() {
                          model::make_parameters, model::forward, model::oracle},
                         2);
   m.gen_config = gen_config;
+  m.gen_boundary_config = gen_boundary_config;
   m.fused.push_back(fused_implementation(device_kind::cpu));
 #if FUSEBENCH_HAVE_CUDA
   m.fused.push_back(fused_implementation(device_kind::cuda));

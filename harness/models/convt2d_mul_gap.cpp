@@ -1,4 +1,5 @@
 /// Registry entry for KernelBench #44: ConvTranspose2d -> * multiplier -> global average pool (x2).
+#include "fused/common/convt2d_mul_gap_plan.h"
 #include "fused/convt2d_mul_gap.h"
 #include "harness/detail/fused_adapter.h"
 #include "harness/device.h"
@@ -26,6 +27,20 @@ rc::Gen<config> gen_config(const fuzz_budget& budget) {
 }
 
 namespace fused = fb::fused::convt2d_mul_gap;
+
+// Configs that cross the kernel's work items: planes of one to three items (an item is up to
+// k_item_elems = 32768 elements of one (b, ci) plane, fused/common/convt2d_mul_gap_plan.h).
+rc::Gen<config> gen_boundary_config(const fuzz_budget& budget) {
+  gen::geometry_rules rules;
+  rules.dims = 2;
+  rules.strided = true;
+  return rc::gen::exec([rules, budget] {
+    config c = gen::config_of<config>(
+        *gen::large_plane_geometry(rules, budget, fused::detail::k_item_elems, 3));
+    c.multiplier = *gen::real_in_range(-3.0, 3.0).as("multiplier");
+    return c;
+  });
+}
 
 fused::problem to_problem(const config& c) {
   return {c.batch_size, c.in_channels,    c.out_channels, c.height, c.width, c.kernel_size,
@@ -75,6 +90,7 @@ model_entry convt2d_mul_gap() {
                          model::make_parameters, model::forward, model::oracle},
                         2);
   m.gen_config = gen_config;
+  m.gen_boundary_config = gen_boundary_config;
   m.fused.push_back(fused_implementation(device_kind::cpu));
 #if FUSEBENCH_HAVE_CUDA
   m.fused.push_back(fused_implementation(device_kind::cuda));

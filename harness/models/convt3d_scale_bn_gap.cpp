@@ -47,7 +47,7 @@ model_entry convt3d_scale_bn_gap() {
           make_field("training", &config::training, "BatchNorm mode (KernelBench never calls .eval())", false),
       })};
   // As for #15: at +100 the fp32 reference's running_var misses the gate (rel 1.7e-5 measured);
-  // at +2 most offset cases stay inside the conditioning limit.
+  // offset inputs sit at +2.
   m.input_offset = 2.0;
   use_reference<config>(m,
                         {model::validate, model::input_shape, model::output_shape, model::conv_output_shape,
