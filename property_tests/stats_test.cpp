@@ -116,6 +116,30 @@ TEST(mann_whitney, separated_samples_and_degenerate_inputs) {
   EXPECT_THROW((void)stats::mann_whitney_u({}, {1.0}), std::invalid_argument);
 }
 
+TEST(mann_whitney, min_p_value_is_the_floor_of_any_distinct_samples) {
+  // Closed form of the separated case: z = (n_a n_b / 2 - 1/2) / sqrt(n_a n_b (n + 1) / 12).
+  const auto closed = [](double a, double b) {
+    return std::erfc((a * b / 2 - 0.5) / std::sqrt(a * b * (a + b + 1) / 12) / std::sqrt(2.0));
+  };
+  EXPECT_NEAR(stats::mann_whitney_min_p_value(2, 2), closed(2, 2), 1e-15);
+  EXPECT_NEAR(stats::mann_whitney_min_p_value(10, 2), closed(10, 2), 1e-15);
+  EXPECT_GT(stats::mann_whitney_min_p_value(2, 2), 0.24);   // 2 vs 2 samples can never show anything
+  EXPECT_GT(stats::mann_whitney_min_p_value(10, 2), 0.04);  // nor 10 vs 2 at alpha 0.01
+  EXPECT_LT(stats::mann_whitney_min_p_value(10, 10), 2e-4);
+  // Any other ordering of distinct values gives a larger p.
+  EXPECT_GT(stats::mann_whitney_u({1, 2, 4, 5, 6}, {3, 7, 8, 9, 10}).p_value, stats::mann_whitney_min_p_value(5, 5));
+  // The minimum n per side follows from alpha: p floor of n-1 is >= alpha, of n is < alpha.
+  for (const double alpha : {0.05, 0.01, 0.001, 1e-6}) {
+    const std::size_t n = stats::mann_whitney_min_samples(alpha);
+    EXPECT_LT(stats::mann_whitney_min_p_value(n, n), alpha) << alpha;
+    EXPECT_GE(stats::mann_whitney_min_p_value(n - 1, n - 1), alpha) << alpha;
+  }
+  EXPECT_EQ(stats::mann_whitney_min_samples(0.01), 6u);
+  EXPECT_EQ(stats::mann_whitney_min_samples(0.05), 4u);
+  EXPECT_THROW((void)stats::mann_whitney_min_samples(0.0), std::invalid_argument);
+  EXPECT_THROW((void)stats::mann_whitney_min_p_value(0, 3), std::invalid_argument);
+}
+
 TEST(ratio_interval, deterministic_and_brackets_the_ratio) {
   std::vector<double> a;
   std::vector<double> b;
