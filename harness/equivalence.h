@@ -57,6 +57,7 @@ struct check_result {
   outcome result = outcome::not_run;
   std::vector<mismatch> mismatches;
   std::string message;         ///< human summary: first failing check and where
+  verdict_rule rule = verdict_rule::none;  ///< which rule decided the output's values
   error_stats vs_expected;     ///< candidate vs the fp32 expectation (the gate)
   double candidate_vs_fp64 = 0;  ///< max abs error of the candidate against fp64
   double expected_vs_fp64 = 0;   ///< max abs error of the fp32 expectation against fp64

@@ -203,21 +203,26 @@ TEST(repetition_policy, stops_on_rse_cap_or_max) {
 TEST(bench_state, counts_bytes_flops_and_keeps_first_skip_reason) {
   bench::bench_state state;
   state.add_element_count(100);
-  state.add_global_memory_reads<float>(1000);
-  state.add_global_memory_writes<double>(10);
+  state.add_global_memory_bytes(4000.0);
+  state.add_global_memory_bytes(80.0);
   state.add_flops(2e6);
-  EXPECT_EQ(state.get_element_count(), 100);
-  EXPECT_DOUBLE_EQ(state.get_global_memory_read_bytes(), 4000.0);
-  EXPECT_DOUBLE_EQ(state.get_global_memory_write_bytes(), 80.0);
-  EXPECT_DOUBLE_EQ(state.get_global_memory_bytes(), 4080.0);
+  EXPECT_EQ(state.get_element_count(), 100.0);
   // 4080 B at 1 GB/s = 4.08 us; 2 MFLOP at 1 TFLOP/s = 2 us: the memory term is the floor.
   const auto floor = state.get_floor(1e9, 1e12, 8.16e-6);
   ASSERT_TRUE(floor.has_value());
   EXPECT_NEAR(floor->floor_seconds, 4.08e-6, 1e-15);
+  EXPECT_NEAR(floor->bytes, 4080.0, 1e-12);
   EXPECT_NEAR(floor->percent_of_floor, 50.0, 1e-9);
   EXPECT_FALSE(floor->impossible);
   EXPECT_TRUE(state.get_floor(1e9, 1e12, 4e-6)->impossible);
   EXPECT_FALSE(bench::bench_state{}.get_floor(1e9, 1e12, 1.0).has_value());
+
+  state.set_input_sets(2);
+  EXPECT_EQ(state.get_input_sets(), 2);
+  bench::repetition_policy policy;
+  policy.min_samples = 17;
+  state.set_repetition_policy(policy);
+  EXPECT_EQ(state.get_repetition_policy().min_samples, 17u);
 
   EXPECT_FALSE(state.is_skipped());
   state.skip("does not fit in device memory");
