@@ -41,6 +41,8 @@ for sub in report compare; do
   done
 done
 
+check "compare --help gives the computed sample bound" grep -q "at alpha 0.01: fewer than 6 per side" <<<"$("$fb" compare --help)"
+
 # --config takes inline JSON; --model takes a KernelBench number; unknown keys are refused by name.
 "$fb" bench --device cpu --model 44 --config "{\"model\": \"44\", \"label\": \"tiny\", \"config\": $tiny}" \
   --min-samples 3 --time-cap 0.05 --out "$tmp/inline" >"$tmp/inline.log" 2>&1; rc=$?

@@ -12,6 +12,7 @@
 #include "harness/cli/reporting_commands.h"
 #include "harness/report/compare.h"
 #include "harness/results/results.h"
+#include "harness/stats/mann_whitney.h"
 
 namespace fb::cli {
 namespace {
@@ -26,7 +27,7 @@ constexpr const char* compare_examples = R"(Examples:
 
 A case is slower when the Mann-Whitney p-value < alpha AND median(cur)/median(base) > 1 + min-effect,
 faster when p < alpha AND the ratio < 1 - min-effect, same otherwise. It is undecided when its
-sample counts cannot reach p < alpha whatever the times (at alpha 0.01: fewer than 5 per side) or
+sample counts cannot reach p < alpha whatever the times (at alpha 0.01: fewer than {} per side) or
 it is timed on one side only, and missing when BASE has it and CUR does not. Missing and undecided
 cases fail the comparison unless --allow-missing / --allow-undecided; a run marked incomplete
 (interrupted or failed bench) is refused unless --allow-incomplete.
@@ -87,7 +88,8 @@ void add_compare_command(CLI::App& app, command_action& run) {
   sub->add_flag("--allow-incomplete", options->allow_incomplete,
                 "Compare a run marked incomplete (interrupted or failed bench) instead of refusing it (exit 2)");
   sub->add_option("--out", options->out, "Also write the Markdown table and summary to FILE");
-  sub->footer(compare_examples);
+  // The bound is computed, not typed: the help cannot drift from what compare does.
+  sub->footer(fmt::format(compare_examples, stats::mann_whitney_min_samples(0.01)));
   sub->callback([options, &run]() { run = [options]() { return run_compare(*options); }; });
 }
 
