@@ -1,6 +1,5 @@
 #include "harness/device.h"
 
-#include <fstream>
 #include <stdexcept>
 
 #if FUSEBENCH_TORCH_CUDA
@@ -47,23 +46,6 @@ std::string device_name(device_kind device) {
   if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) return prop.name;
 #endif
   return "cuda (unknown)";
-}
-
-double available_memory_bytes(device_kind device) {
-  if (device == device_kind::cuda) {
-#if FUSEBENCH_TORCH_CUDA
-    std::size_t free_bytes = 0, total = 0;
-    if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess) return static_cast<double>(free_bytes);
-#endif
-    return 0.0;
-  }
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  double kib = 0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024.0;
-  return 0.0;
 }
 
 model_case on_device(const model_case& c, device_kind device) {

@@ -20,9 +20,6 @@ namespace fb {
 void synchronize(device_kind device);
 /// One line naming the GPU, or "cpu".
 [[nodiscard]] std::string device_name(device_kind device);
-/// Memory a new allocation can take now on `device` [bytes]: MemAvailable of /proc/meminfo on the CPU,
-/// the free device memory on CUDA; 0 when unknown.
-[[nodiscard]] double available_memory_bytes(device_kind device);
 /// The case with its input and parameters as contiguous tensors on `device` (the config is shared).
 /// The one place a case moves between devices: verification, the references and bench all use it.
 [[nodiscard]] model_case on_device(const model_case& c, device_kind device);

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "harness/device.h"
+#include "harness/resources.h"
 
 namespace fb {
 
@@ -23,33 +26,12 @@ bool oracle_affordable(const model_entry& model, const json& config) {
          model.conv_macs(config) <= static_cast<double>(b.max_macs);
 }
 
-double case_memory_bytes(const model_entry& model, const json& config) {
-  const auto product = [](const std::vector<int64_t>& shape) {
-    double n = 1;
-    for (int64_t s : shape) n *= static_cast<double>(s);
-    return n;
-  };
-  const double in = product(model.input_shape(config));
-  const double out = product(model.output_shape(config));
-  const double conv = model.problem_size(config);
-  // Weight elements: every input element meets C_out * k^dims weights (conv_macs), so the weight holds
-  // conv_macs / (input elements / C_in) of them.
-  const double c_in = config.contains("in_channels") ? config.at("in_channels").get<double>() : 1.0;
-  const double weights = in > 0 ? model.conv_macs(config) / in * c_in : 0.0;
-  const double fp64_reference_peak = 8.0 * (in + 4.0 * conv + out + weights);
-  const double stored_per_call = 4.0 * in + 12.0 * out + 12.0 * weights;  // inputs, params, fp32 + fp64 expectations
-  const double candidate = 4.0 * out * 3.0 + 8.0 * out * 3.0;            // three calls' outputs, compare copies
-  return fp64_reference_peak + 2.0 * stored_per_call + candidate;
-}
-
 void require_fits_in_memory(const model_entry& model, const json& config, device_kind device) {
-  const double need = case_memory_bytes(model, config);
-  const double have = available_memory_bytes(device);
-  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
-  if (have > 0 && need > 0.9 * have)
-    throw std::invalid_argument(model.id + ": this config needs ~" + std::to_string(need / gib).substr(0, 6) + " GiB on " +
-                                std::string(to_string(device)) + ", " + std::to_string(have / gib).substr(0, 6) +
-                                " GiB are available");
+  const double need = case_bytes_estimate(model, config, /*input_sets=*/2, /*with_fp64=*/true);
+  const double have = available_bytes(device);
+  if (have > 0 && need > usable_memory_fraction * have)
+    throw std::invalid_argument(fmt::format("{}: this config needs ~{:.1f} GiB on {}, {:.1f} GiB are available",
+                                            model.id, to_gib(need), to_string(device), to_gib(have)));
 }
 
 double case_conditioning(const model_entry& model, const model_case& c, device_kind device) {

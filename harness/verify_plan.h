@@ -26,13 +26,9 @@ struct verify_target {
 /// True when the loop oracle can afford this config (fuzz_budget::oracle()).
 [[nodiscard]] bool oracle_affordable(const model_entry& model, const json& config);
 
-/// Memory one verify case of `config` needs at its peak [bytes]: both calls' inputs, parameters and
-/// expectations (fp32 and fp64), the fp64 reference's intermediates (about four conv-output-sized
-/// tensors), and the candidate's outputs with the comparison's fp64 copies. An estimate, on the high side.
-[[nodiscard]] double case_memory_bytes(const model_entry& model, const json& config);
-
 /// Throws std::invalid_argument ("<model>: this config needs ~X GiB on <device>, Y GiB are available")
-/// when case_memory_bytes exceeds 90% of what `device` has available now.
+/// when one verify case of `config` (both calls, fp32 and fp64 expectations: harness/resources.h)
+/// needs more than the usable share of what `device` has available now.
 void require_fits_in_memory(const model_entry& model, const json& config, device_kind device);
 
 /// model_entry::conditioning of a case on `device`: how much the fp32 reference amplifies rounding.

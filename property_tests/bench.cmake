@@ -15,6 +15,14 @@ fb="$1"
 "$fb" bench --device cpu --time-cap 0 >/dev/null 2>&1; test $? -eq 2 || { echo "--time-cap 0: not exit 2"; exit 1; }
 "$fb" bench --device cpu --model nope >/dev/null 2>&1; test $? -eq 2 || { echo "--model nope: not exit 2"; exit 1; }
 "$fb" bench --device cpu --config /nonexistent.json >/dev/null 2>&1; test $? -eq 2 || { echo "--config missing: not exit 2"; exit 1; }
+"$fb" bench --device cpu --config '{"model": ' >/dev/null 2>&1; test $? -eq 2 || { echo "--config bad inline JSON: not exit 2"; exit 1; }
 test "$("$fb" bench --device cpu --model nope 2>&1 | wc -l)" -eq 1 || { echo "error is not one line"; exit 1; }
 "$fb" bench --help | tail -n 12 | grep -q "fusebench bench" || { echo "--help does not end with examples"; exit 1; }
 ]] bench_cli_usage $<TARGET_FILE:fusebench>)
+
+# The CLI end to end (property_tests/cli_bench_test.sh): a misspelt subcommand, --version, inline
+# --config and --model 44, a config too big for memory, SIGINT during a run (exit 130, file marked
+# incomplete, report's banner, compare's refusal) and a CPU quick run whose report has its defaults.
+add_test(NAME cli_bench_end_to_end
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli_bench_test.sh $<TARGET_FILE:fusebench> ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_bench_end_to_end PROPERTIES TIMEOUT 600)

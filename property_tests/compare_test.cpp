@@ -7,6 +7,8 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "harness/cli/reporting_commands.h"
 #include "harness/report/compare.h"
 #include "harness/results/results.h"
@@ -255,6 +257,169 @@ TEST_F(compare_files, bad_files_exit_2_with_one_clear_line) {
   testing::internal::CaptureStderr();
   EXPECT_EQ(cli::run_compare(missing), 2);
   EXPECT_NE(testing::internal::GetCapturedStderr().find("absent.json' does not exist"), std::string::npos);
+}
+
+/// The committed H200 baseline against damaged copies of itself: what an empty, truncated, thinly
+/// sampled or interrupted CUR must do to the gate.
+class compare_baseline : public compare_files {
+ protected:
+  struct result {
+    int code = 0;
+    std::string out;
+    std::string err;
+  };
+  /// Runs `compare BASELINE cur` where cur is `doc` written as JSON.
+  result run_against(const nlohmann::json& doc, cli::compare_options o = {}) {
+    o.base = baseline;
+    o.cur = m_dir / "cur.json";
+    std::ofstream(o.cur, std::ios::binary | std::ios::trunc) << doc.dump();
+    return run_options(o);
+  }
+  result run_against(const results_file& cur, cli::compare_options o = {}) {
+    return run_against(results_to_json(cur), std::move(o));
+  }
+  static result run_options(const cli::compare_options& o) {
+    testing::internal::CaptureStdout();
+    testing::internal::CaptureStderr();
+    result r;
+    r.code = cli::run_compare(o);
+    r.out = testing::internal::GetCapturedStdout();
+    r.err = testing::internal::GetCapturedStderr();
+    return r;
+  }
+  nlohmann::json baseline_json() const {
+    std::ifstream in(baseline);
+    return nlohmann::json::parse(in);
+  }
+  const fs::path baseline = fs::path(FUSEBENCH_REPORTS_DIR) / "baselines" / "nvidia-h200.json";
+};
+
+TEST_F(compare_baseline, the_baseline_against_itself_passes) {
+  const result r = run_against(baseline_json());
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("no regression: 0 faster, 63 same, 0 undecided"), std::string::npos) << r.out;
+}
+
+TEST_F(compare_baseline, a_cur_without_cases_fails_naming_what_is_missing) {
+  nlohmann::json doc = baseline_json();
+  doc["cases"] = nlohmann::json::array();
+  const result r = run_against(doc);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAIL: no slower case found, but CUR"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("63 cases of BASE (" + baseline.string() + ") missing from CUR"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("convt3d_bn_sub/default/ref, convt3d_bn_sub/default/ref_tf32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("and 58 more (a failure; --allow-missing accepts them)"), std::string::npos) << r.out;
+
+  cli::compare_options allow;
+  allow.allow_missing = true;
+  const result allowed = run_against(doc, allow);
+  EXPECT_EQ(allowed.code, 0) << allowed.out;
+  EXPECT_NE(allowed.out.find("(accepted by --allow-missing)"), std::string::npos) << allowed.out;
+}
+
+TEST_F(compare_baseline, a_cur_truncated_to_half_fails) {
+  nlohmann::json doc = baseline_json();
+  const nlohmann::json first_gone = doc["cases"][31];
+  doc["cases"].erase(doc["cases"].begin() + 31, doc["cases"].end());
+  const result r = run_against(doc);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const std::string name = fmt::format("{}/{}/{}", first_gone["model"].get<std::string>(),
+                                       first_gone["config_label"].get<std::string>(),
+                                       first_gone["implementation"].get<std::string>());
+  EXPECT_NE(r.out.find("32 cases of BASE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("missing from CUR (" + (m_dir / "cur.json").string() + "): " + name), std::string::npos) << r.out;
+
+  // Half of the file's text (a run killed while a careless writer wrote it): not JSON at all.
+  const std::string text = doc.dump();
+  cli::compare_options o;
+  o.base = baseline;
+  o.cur = m_dir / "torn.json";
+  std::ofstream(o.cur, std::ios::binary) << text.substr(0, text.size() / 2);
+  const result torn = run_options(o);
+  EXPECT_EQ(torn.code, 2);
+  EXPECT_NE(torn.err.find("is not valid JSON"), std::string::npos) << torn.err;
+}
+
+TEST_F(compare_baseline, a_case_with_emptied_samples_is_an_invalid_file) {
+  nlohmann::json doc = baseline_json();
+  doc["cases"][3]["stats"]["samples"] = nlohmann::json::array();
+  const result r = run_against(doc);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.err.rfind("fusebench: error: results file '" + (m_dir / "cur.json").string() + "': field "
+                        "cases[3].stats.samples is empty",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(compare_baseline, a_3x_slowdown_measured_twice_is_undecided_and_fails) {
+  results_file cur = load_results(baseline);
+  case_result* fused = nullptr;
+  for (case_result& c : cur.cases)
+    if (c.model == "convt2d_mul_gap" && c.config_label == "default" && c.implementation == "fused_cuda") fused = &c;
+  ASSERT_NE(fused, nullptr);
+  const double slow = 3.0 * fused->stats->median;
+  fused->stats = summarize_samples({slow, 1.01 * slow});
+  const result r = run_against(cur);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("| **undecided** (n = 10 vs 2: a rank test cannot reach p < 0.01"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 case undecided: convt2d_mul_gap/default/fused_cuda (n = 10 vs 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(needs 6 per side)"), std::string::npos) << r.out;
+
+  cli::compare_options allow;
+  allow.allow_undecided = true;
+  EXPECT_EQ(run_against(cur, allow).code, 0);
+  // With both sides at 2 samples it is undecided too, even at alpha 0.1.
+  results_file base2 = cur;
+  for (case_result& c : base2.cases)
+    if (&c - base2.cases.data() == fused - cur.cases.data()) c.stats = summarize_samples({slow / 3, slow / 3 * 1.01});
+  save_results(base2, m_dir / "base2.json");
+  cli::compare_options o;
+  o.base = m_dir / "base2.json";
+  o.cur = m_dir / "cur.json";
+  o.alpha = 0.1;
+  const result both = run_options(o);
+  EXPECT_EQ(both.code, 1) << both.out;
+  EXPECT_NE(both.out.find("(n = 2 vs 2: a rank test cannot reach p < 0.1"), std::string::npos) << both.out;
+}
+
+TEST_F(compare_baseline, an_incomplete_run_is_refused_unless_allowed) {
+  results_file cur = load_results(baseline);
+  cur.cases.resize(3);
+  cur.status.complete = false;
+  cur.status.incomplete_reason = "interrupted by SIGINT after 3 of 63 cases";
+  cur.status.planned_cases = 63;
+  const result r = run_against(cur);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.err, "fusebench: error: CUR (" + (m_dir / "cur.json").string() +
+                       ") is an incomplete run (interrupted by SIGINT after 3 of 63 cases): pass --allow-incomplete "
+                       "to compare its finished cases anyway\n");
+  cli::compare_options o;
+  o.allow_incomplete = true;
+  EXPECT_EQ(run_against(cur, o).code, 1);  // allowed, but its 60 unfinished cases are still missing
+  o.allow_missing = true;
+  EXPECT_EQ(run_against(cur, o).code, 0);
+}
+
+TEST(compare, an_incomplete_base_is_refused_too) {
+  results_file base = run_of({timed_case("ref", timings(1e-3, 0.01, 1))});
+  base.status.complete = false;
+  const results_file cur = run_of({timed_case("ref", timings(1e-3, 0.01, 2))});
+  EXPECT_THROW((void)report::compare_results(base, cur), report::compare_error);
+  report::compare_settings allow;
+  allow.allow_incomplete = true;
+  EXPECT_FALSE(report::compare_results(base, cur, allow).has_failure());
+}
+
+TEST(compare, timed_on_one_side_only_is_undecided) {
+  case_result untimed = timed_case("fused_cuda", timings(1e-3, 0.01, 2));
+  untimed.stats.reset();
+  const auto c = only_case(run_of({timed_case("fused_cuda", timings(1e-3, 0.01, 1))}), run_of({untimed}));
+  EXPECT_EQ(c.result, report::verdict::undecided);
+  EXPECT_TRUE(c.failing);
+  EXPECT_EQ(c.note, "not timed in CUR");
 }
 
 }  // namespace

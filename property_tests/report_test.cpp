@@ -148,9 +148,9 @@ TEST(report, csv_has_one_row_per_case_and_all_columns) {
   std::getline(in, header);
   EXPECT_EQ(header,
             "model,kernelbench_id,config_label,problem_size,implementation,outcome,status,median_s,p10_s,p90_s,mean_s,"
-            "stdev_s,n,floor_bytes,floor_flops,floor_s,percent_of_floor,impossible,speedup_vs_ref,speedup_vs_ref_low,"
+            "stdev_s,n,floor_bytes,floor_flops,floor_s,time_over_floor,impossible,speedup_vs_ref,speedup_vs_ref_low,"
             "speedup_vs_ref_high,speedup_vs_ref_tf32,speedup_vs_ref_tf32_low,speedup_vs_ref_tf32_high,max_abs_error,"
-            "max_rel_error,message,config");
+            "max_err_over_tol,decided_by,message,config,run_complete");
   const std::vector<std::string> columns = csv_split(header);
   const auto col = [&](const char* name) {
     return static_cast<std::size_t>(std::find(columns.begin(), columns.end(), name) - columns.begin());
@@ -174,7 +174,11 @@ TEST(report, csv_has_one_row_per_case_and_all_columns) {
     if (c.model == "convt2d_mul_gap" && c.config_label == "default" && c.implementation == "fused_cuda") source = &c;
   ASSERT_NE(source, nullptr);
   EXPECT_EQ(std::stod(ok[col("median_s")]), source->stats->median);  // full precision, seconds
-  EXPECT_EQ(std::stod(ok[col("percent_of_floor")]), source->floor->percent_of_floor);
+  // time / floor, never a percentage that reads as if the time were below the floor.
+  EXPECT_EQ(std::stod(ok[col("time_over_floor")]), source->stats->median / source->floor->floor_seconds);
+  EXPECT_GT(std::stod(ok[col("time_over_floor")]), 1.0);
+  EXPECT_EQ(ok[col("run_complete")], "true");
+  EXPECT_EQ(ok[col("decided_by")], "");  // version 1 file: not recorded
   EXPECT_GT(std::stod(ok[col("speedup_vs_ref")]), 10.0);
   EXPECT_EQ(ok[col("config")].front(), '{');
 
@@ -280,6 +284,146 @@ TEST_F(temp_folder, run_report_exits_2_on_bad_input) {
   testing::internal::CaptureStderr();
   EXPECT_EQ(cli::run_report(o), 2);
   EXPECT_NE(testing::internal::GetCapturedStderr().find("unknown format 'pdf'"), std::string::npos);
+}
+
+/// The fixture as an interrupted run: what every output says about it.
+results_file interrupted_fixture() {
+  results_file r = load_results(fixture);
+  r.status.complete = false;
+  r.status.incomplete_reason = "interrupted by SIGINT after 26 of 40 cases";
+  r.status.planned_cases = 40;
+  return r;
+}
+
+TEST(report, an_incomplete_run_is_marked_on_every_output) {
+  const report::report_model model = report::build_report_model(interrupted_fixture());
+  const std::string md = render_markdown(model);
+  EXPECT_EQ(md.rfind("# fusebench report\n\n> **INCOMPLETE RUN: interrupted by SIGINT after 26 of 40 cases.** This "
+                     "report shows only the cases that finished",
+                     0),
+            0u)
+      << md.substr(0, 300);
+  std::ostringstream csv;
+  printers::csv_printer(csv).print_report(model);
+  const std::string text = csv.str();
+  std::istringstream lines(text);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(csv_split(line).back(), "run_complete");
+  int rows = 0;
+  for (; std::getline(lines, line); ++rows) EXPECT_EQ(csv_split(line).back(), "false") << line;
+  EXPECT_EQ(rows, 26);
+  // A complete run has no banner.
+  EXPECT_EQ(render_markdown(report::build_report_model(load_results(fixture))).find("INCOMPLETE"), std::string::npos);
+}
+
+TEST_F(temp_folder, an_incomplete_run_is_named_in_every_chart_title) {
+  std::ostringstream warnings;
+  printers::chart_printer charts(m_dir, warnings, "/nonexistent/gnuplot");  // the scripts are enough
+  charts.print_report(report::build_report_model(interrupted_fixture()));
+  ASSERT_EQ(charts.get_scripts().size(), 6u);
+  for (const fs::path& script : charts.get_scripts())
+    EXPECT_NE(read_text(script).find("set title 'INCOMPLETE RUN: interrupted by SIGINT after 26 of 40 cases | "),
+              std::string::npos)
+        << script;
+}
+
+TEST_F(temp_folder, time_charts_draw_the_roofline_floor) {
+  std::ostringstream warnings;
+  printers::chart_printer charts(m_dir, warnings, "/nonexistent/gnuplot");
+  charts.print_report(report::build_report_model(load_results(fixture)));
+  const std::string data = read_text(m_dir / "time_vs_size_convt2d_mul_gap.dat");
+  ASSERT_EQ(lines_with(data, "# roofline floor").size(), 1u) << data;
+  const std::string script = read_text(m_dir / "time_vs_size_convt2d_mul_gap.gp");
+  EXPECT_NE(script.find("title 'roofline floor (fused algorithm)'"), std::string::npos) << script;
+  // Reference-only models have no floor to draw.
+  EXPECT_TRUE(lines_with(read_text(m_dir / "time_vs_size_convt3d_bn_sub.dat"), "roofline").empty());
+}
+
+TEST_F(temp_folder, the_speedup_chart_plots_only_the_series_it_has) {
+  results_file r = load_results(fixture);
+  r.cases.erase(std::remove_if(r.cases.begin(), r.cases.end(),
+                               [](const case_result& c) { return c.implementation == "ref_tf32"; }),
+                r.cases.end());  // a CPU run: no TF32 reference
+  std::ostringstream warnings;
+  printers::chart_printer charts(m_dir, warnings, "/nonexistent/gnuplot");
+  charts.print_report(report::build_report_model(r));
+  const std::string script = read_text(m_dir / "speedup.gp");
+  EXPECT_NE(script.find("title 'vs ref (fp32, TF32 off)'"), std::string::npos) << script;
+  EXPECT_EQ(script.find("vs ref_tf32"), std::string::npos) << "an empty series makes gnuplot warn: " << script;
+}
+
+TEST(report, a_scaled_default_counts_as_the_default) {
+  results_file r = load_results(fixture);
+  for (case_result& c : r.cases)
+    if (c.config_label == "default") c.config_label = "default/cpu-small";
+  const report::report_model model = report::build_report_model(r);
+  for (const report::model_report& m : model.models) {
+    ASSERT_NE(m.get_default_row(), nullptr) << m.model;
+    EXPECT_EQ(m.get_default_row()->config_label, "default/cpu-small");
+  }
+  ASSERT_EQ(model.geomeans.size(), 1u);
+  EXPECT_EQ(model.geomeans[0].models_vs_ref, 2);  // the speedups of the scaled defaults count
+  const std::string md = render_markdown(model);
+  EXPECT_NE(md.find("## Summary (config `default/cpu-small`)"), std::string::npos);
+  EXPECT_EQ(md.find("no default config"), std::string::npos) << md;
+  EXPECT_TRUE(report::is_default_label("default"));
+  EXPECT_TRUE(report::is_default_label("default/cpu-small"));
+  EXPECT_FALSE(report::is_default_label("defaults"));
+  EXPECT_FALSE(report::is_default_label("batch x2/cpu-small"));
+}
+
+TEST(report, verdict_rules_are_counted_per_fused_case) {
+  results_file r = load_results(fixture);
+  int fused = 0;
+  for (case_result& c : r.cases)
+    if (report::is_fused_implementation(c.implementation))
+      c.decided_by = fused++ % 2 == 0 ? verdict_rule::fp32_reference : verdict_rule::fp64_allowance;
+  ASSERT_EQ(fused, 6);
+  r.cases[0].tolerance_ratio = 0.25;
+  const std::string md = render_markdown(report::build_report_model(r));
+  EXPECT_NE(md.find("| decided by | fused cases |\n| --- | --: |\n| `fp32_reference` | 3 |\n| `fp64_allowance` | 3 |\n"),
+            std::string::npos)
+      << md;
+}
+
+TEST_F(temp_folder, run_report_renders_all_or_nothing_and_links_its_charts) {
+  if (::access("/usr/bin/gnuplot", X_OK) != 0 && std::system("command -v gnuplot >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "gnuplot is not installed here";
+  cli::report_options o;
+  o.results = fixture;
+  o.out_dir = m_dir / "out";
+  // An earlier render left a chart this one does not draw, and a file of the user's.
+  fs::create_directories(o.out_dir / "charts");
+  std::ofstream(o.out_dir / "charts" / "time_vs_size_removed_model.png") << "stale";
+  std::ofstream(o.out_dir / "NOTES.md") << "mine";
+  testing::internal::CaptureStdout();
+  ASSERT_EQ(cli::run_report(o), 0);
+  (void)testing::internal::GetCapturedStdout();
+  EXPECT_FALSE(fs::exists(o.out_dir / "charts" / "time_vs_size_removed_model.png")) << "a stale chart survived";
+  EXPECT_EQ(read_text(o.out_dir / "NOTES.md"), "mine");
+  const std::string md = read_text(o.out_dir / "report.md");
+  EXPECT_NE(md.find("![fused speedup over libtorch](charts/speedup.png)"), std::string::npos) << md;
+  EXPECT_NE(md.find("![convt2d_mul_gap: median time vs problem size](charts/time_vs_size_convt2d_mul_gap.png)"),
+            std::string::npos);
+  for (const fs::directory_entry& e : fs::directory_iterator(o.out_dir))
+    EXPECT_NE(e.path().filename().string().rfind(".fusebench-report", 0), 0u) << "staging folder left behind";
+
+  // gnuplot failing: exit 2 and the previous render stays exactly as it was.
+  const std::string before = read_text(o.out_dir / "report.md");
+  results_file other = load_results(fixture);
+  other.environment.git_commit = "another";
+  save_results(other, m_dir / "other.json");
+  o.results = m_dir / "other.json";
+  o.gnuplot = "/bin/false";
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(cli::run_report(o), 2);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("gnuplot failed"), std::string::npos) << err;
+  EXPECT_EQ(read_text(o.out_dir / "report.md"), before);
+  EXPECT_TRUE(fs::exists(o.out_dir / "charts" / "speedup.png"));
+  for (const fs::directory_entry& e : fs::directory_iterator(o.out_dir))
+    EXPECT_NE(e.path().filename().string().rfind(".fusebench-report", 0), 0u) << "staging folder left behind";
 }
 
 }  // namespace

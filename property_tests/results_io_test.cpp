@@ -6,6 +6,7 @@
 #include <cmath>
 #include <csignal>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -160,8 +161,8 @@ TEST(results_io, wrong_schema_or_version_is_refused) {
   temp_dir dir;
   const fs::path p = dir.path() / "r.json";
   json doc = json::parse(read_text(fixture));
-  doc["version"] = 2;
-  EXPECT_NE(load_error(p, doc.dump()).find("version 2 is not supported: this fusebench reads version 1 only"),
+  doc["version"] = 3;
+  EXPECT_NE(load_error(p, doc.dump()).find("version 3 is not supported: this fusebench reads versions 1 to 2"),
             std::string::npos);
   doc["version"] = "1";
   EXPECT_NE(load_error(p, doc.dump()).find("field version is missing or not an integer"), std::string::npos);
@@ -205,6 +206,105 @@ TEST(results_io, missing_and_mistyped_fields_name_their_path) {
   EXPECT_EQ(load_error(p, good.dump()), "");  // the unmodified fixture is fine
 }
 
+TEST(results_io, version_2_round_trips_the_run_status_and_verdict_fields) {
+  results_file r;
+  r.environment.atol = 1e-5;
+  r.environment.rtol = 2e-5;
+  r.status = run_status{false, "interrupted by SIGINT after 1 of 3 cases", 3};
+  r.cases.push_back(sample_case(0));
+  r.cases[0].decided_by = verdict_rule::fp64_allowance;
+  r.cases[0].tolerance_ratio = 0.25;
+  r.cases.push_back(sample_case(1));  // decided_by not recorded: written as null
+  const json doc = results_to_json(r);
+  EXPECT_EQ(doc["version"], results_schema_version);
+  EXPECT_EQ(doc["complete"], false);
+  EXPECT_EQ(doc["planned_cases"], 3);
+  EXPECT_EQ(doc["cases"][0]["decided_by"], "fp64_allowance");
+  EXPECT_TRUE(doc["cases"][1]["decided_by"].is_null());
+  const results_file back = results_from_json(json::parse(doc.dump()), "memory");
+  EXPECT_EQ(back.version, 2);
+  EXPECT_FALSE(back.status.complete);
+  EXPECT_EQ(back.status.incomplete_reason, "interrupted by SIGINT after 1 of 3 cases");
+  EXPECT_EQ(back.status.planned_cases, 3);
+  EXPECT_EQ(back.environment.atol, 1e-5);
+  EXPECT_EQ(back.environment.rtol, 2e-5);
+  EXPECT_EQ(back.cases[0].decided_by, verdict_rule::fp64_allowance);
+  EXPECT_EQ(back.cases[0].tolerance_ratio, 0.25);
+  EXPECT_FALSE(back.cases[1].decided_by.has_value());
+}
+
+TEST(results_io, version_1_files_read_as_complete_runs) {
+  // The committed fixture and baselines are version 1: no run status, no decided_by.
+  const json doc = json::parse(read_text(fixture));
+  ASSERT_EQ(doc["version"], 1);
+  ASSERT_FALSE(doc.contains("complete"));
+  const results_file r = load_results(fixture);
+  EXPECT_EQ(r.version, 1);
+  EXPECT_TRUE(r.status.complete);
+  EXPECT_EQ(r.status.planned_cases, 0);
+  EXPECT_TRUE(std::isnan(r.environment.atol));
+  for (const case_result& c : r.cases) {
+    EXPECT_FALSE(c.decided_by.has_value());
+    EXPECT_TRUE(std::isnan(c.tolerance_ratio));
+  }
+  // Written again, it becomes a version 2 file that says what it knows.
+  const json again = results_to_json(r);
+  EXPECT_EQ(again["version"], 2);
+  EXPECT_EQ(again["complete"], true);
+  for (const char* baseline : {"nvidia-h200.json", "nvidia-h100-80gb-hbm3.json"})
+    EXPECT_NO_THROW((void)load_results(fs::path(FUSEBENCH_REPORTS_DIR) / "baselines" / baseline)) << baseline;
+}
+
+TEST(results_io, contents_no_run_can_produce_are_refused_naming_the_field) {
+  temp_dir dir;
+  const fs::path p = dir.path() / "r.json";
+  const json good = json::parse(read_text(fixture));
+  ASSERT_EQ(good["cases"][3]["stats"]["n"], 12);
+  const std::pair<std::function<void(json&)>, std::string> bad[] = {
+      {[](json& d) { d["cases"][3]["stats"]["samples"] = json::array(); },
+       "field cases[3].stats.samples is empty, but the stats say n = 12"},
+      {[](json& d) { d["cases"][3]["stats"]["median"] = nullptr; },
+       "field cases[3].stats.median is null, expected a time in seconds"},
+      {[](json& d) { d["cases"][3]["stats"]["stdev"] = nullptr; }, "field cases[3].stats.stdev is null"},
+      {[](json& d) { d["cases"][3]["stats"]["samples"][4] = -1e-3; },
+       "field cases[3].stats.samples[4] is -0.001, expected a finite time >= 0 seconds"},
+      {[](json& d) { d["cases"][3]["stats"]["samples"][4] = nullptr; }, "field cases[3].stats.samples[4] is null"},
+      {[](json& d) { d["cases"][3]["stats"]["p90"] = -2.0; }, "field cases[3].stats.p90 is -2"},
+      {[](json& d) { d["cases"][3]["stats"]["n"] = 11; }, "field cases[3].stats.n is 11, but cases[3].stats.samples holds 12 samples"},
+      {[](json& d) { d["cases"].push_back(d["cases"][5]); },
+       fmt::format("cases[5] and cases[{}] are the same case", good["cases"].size())},
+  };
+  for (const auto& [damage, expected] : bad) {
+    json doc = good;
+    damage(doc);
+    EXPECT_NE(load_error(p, doc.dump()).find(expected), std::string::npos)
+        << "expected: " << expected << "\ngot: " << load_error(p, doc.dump());
+  }
+  // Infinity cannot be written as JSON; a number beyond double's range is refused as such.
+  json doc = good;
+  doc["cases"][3]["stats"]["mean"] = 12345.5;
+  std::string text = doc.dump();
+  text.replace(text.find("12345.5"), 7, "1e999");
+  EXPECT_NE(load_error(p, text).find("is not valid JSON: number overflow parsing '1e999'"), std::string::npos)
+      << load_error(p, text);
+
+  // Version 2: a complete run must hold every case it planned.
+  results_file r = load_results(fixture);
+  r.status.planned_cases = static_cast<std::int64_t>(r.cases.size()) + 2;
+  EXPECT_NE(load_error(p, results_to_json(r).dump()).find("complete is true, but the file holds 26 of 28 planned cases"),
+            std::string::npos);
+  r.status.complete = false;
+  EXPECT_EQ(load_error(p, results_to_json(r).dump()), "");
+  json v2 = results_to_json(r);
+  v2["cases"][0]["decided_by"] = "majority_vote";
+  EXPECT_NE(load_error(p, v2.dump()).find("field cases[0].decided_by is \"majority_vote\", expected one of none, "
+                                          "fp32_reference, fp64_allowance"),
+            std::string::npos);
+  v2 = results_to_json(r);
+  v2.erase("complete");
+  EXPECT_NE(load_error(p, v2.dump()).find("field complete is missing"), std::string::npos);
+}
+
 TEST(results_writer, a_killed_run_leaves_a_valid_file_with_its_finished_cases) {
   temp_dir dir;
   const fs::path p = dir.path() / "results.json";
@@ -213,6 +313,7 @@ TEST(results_writer, a_killed_run_leaves_a_valid_file_with_its_finished_cases) {
   if (child == 0) {
     try {
       results_writer writer(p, run_environment{"cuda", "NVIDIA H200"}, dir.path() / "gbench.json");
+      writer.set_planned_cases(5);
       for (int i = 0; i < 3; ++i) writer.add_case(sample_case(i));
       ::raise(SIGKILL);  // a crash: no destructors, no flush, no exit handlers
     } catch (...) {
@@ -225,6 +326,8 @@ TEST(results_writer, a_killed_run_leaves_a_valid_file_with_its_finished_cases) {
   const results_file r = load_results(p);
   ASSERT_EQ(r.cases.size(), 3u);
   EXPECT_EQ(r.cases[2].config_label, "case 2");
+  EXPECT_FALSE(r.status.complete) << "a killed run must never read as finished";
+  EXPECT_EQ(r.status.incomplete_reason, "not finished (still running, or killed): 3 of 5 planned cases written");
   EXPECT_EQ(r.environment.gpu_name, "NVIDIA H200");
   EXPECT_EQ(json::parse(read_text(dir.path() / "gbench.json"))["context"]["gpu_name"], "NVIDIA H200");
 }
@@ -272,6 +375,28 @@ TEST(results_writer, starts_with_an_empty_valid_file) {
   EXPECT_EQ(load_results(p).cases.size(), 1u);
   EXPECT_FALSE(fs::exists(dir.path() / "results.json.tmp"));
   EXPECT_THROW(results_writer(dir.path() / "no" / "such" / "dir.json", run_environment{}), std::runtime_error);
+}
+
+TEST(results_writer, only_finish_marks_a_run_complete) {
+  temp_dir dir;
+  const fs::path p = dir.path() / "results.json";
+  results_writer writer(p, run_environment{"cpu"});
+  writer.set_planned_cases(2);
+  EXPECT_FALSE(load_results(p).status.complete);
+  writer.add_case(sample_case(0));
+  writer.mark_incomplete("interrupted by SIGTERM after 1 of 2 cases");
+  results_file r = load_results(p);
+  EXPECT_FALSE(r.status.complete);
+  EXPECT_EQ(r.status.incomplete_reason, "interrupted by SIGTERM after 1 of 2 cases");
+  EXPECT_EQ(r.cases.size(), 1u);  // finished cases are never lost
+  writer.add_case(sample_case(1));
+  EXPECT_EQ(load_results(p).status.incomplete_reason, "interrupted by SIGTERM after 1 of 2 cases");
+  writer.finish();
+  r = load_results(p);
+  EXPECT_TRUE(r.status.complete);
+  EXPECT_EQ(r.status.incomplete_reason, "");
+  EXPECT_EQ(r.status.planned_cases, 2);
+  EXPECT_EQ(json::parse(read_text(p))["complete"], true);
 }
 
 TEST(gbench_json, has_what_compare_py_reads) {

@@ -116,6 +116,30 @@ TEST(mann_whitney, separated_samples_and_degenerate_inputs) {
   EXPECT_THROW((void)stats::mann_whitney_u({}, {1.0}), std::invalid_argument);
 }
 
+TEST(mann_whitney, min_p_value_is_the_floor_of_any_distinct_samples) {
+  // Closed form of the separated case: z = (n_a n_b / 2 - 1/2) / sqrt(n_a n_b (n + 1) / 12).
+  const auto closed = [](double a, double b) {
+    return std::erfc((a * b / 2 - 0.5) / std::sqrt(a * b * (a + b + 1) / 12) / std::sqrt(2.0));
+  };
+  EXPECT_NEAR(stats::mann_whitney_min_p_value(2, 2), closed(2, 2), 1e-15);
+  EXPECT_NEAR(stats::mann_whitney_min_p_value(10, 2), closed(10, 2), 1e-15);
+  EXPECT_GT(stats::mann_whitney_min_p_value(2, 2), 0.24);   // 2 vs 2 samples can never show anything
+  EXPECT_GT(stats::mann_whitney_min_p_value(10, 2), 0.04);  // nor 10 vs 2 at alpha 0.01
+  EXPECT_LT(stats::mann_whitney_min_p_value(10, 10), 2e-4);
+  // Any other ordering of distinct values gives a larger p.
+  EXPECT_GT(stats::mann_whitney_u({1, 2, 4, 5, 6}, {3, 7, 8, 9, 10}).p_value, stats::mann_whitney_min_p_value(5, 5));
+  // The minimum n per side follows from alpha: p floor of n-1 is >= alpha, of n is < alpha.
+  for (const double alpha : {0.05, 0.01, 0.001, 1e-6}) {
+    const std::size_t n = stats::mann_whitney_min_samples(alpha);
+    EXPECT_LT(stats::mann_whitney_min_p_value(n, n), alpha) << alpha;
+    EXPECT_GE(stats::mann_whitney_min_p_value(n - 1, n - 1), alpha) << alpha;
+  }
+  EXPECT_EQ(stats::mann_whitney_min_samples(0.01), 6u);
+  EXPECT_EQ(stats::mann_whitney_min_samples(0.05), 4u);
+  EXPECT_THROW((void)stats::mann_whitney_min_samples(0.0), std::invalid_argument);
+  EXPECT_THROW((void)stats::mann_whitney_min_p_value(0, 3), std::invalid_argument);
+}
+
 TEST(ratio_interval, deterministic_and_brackets_the_ratio) {
   std::vector<double> a;
   std::vector<double> b;
@@ -179,21 +203,26 @@ TEST(repetition_policy, stops_on_rse_cap_or_max) {
 TEST(bench_state, counts_bytes_flops_and_keeps_first_skip_reason) {
   bench::bench_state state;
   state.add_element_count(100);
-  state.add_global_memory_reads<float>(1000);
-  state.add_global_memory_writes<double>(10);
+  state.add_global_memory_bytes(4000.0);
+  state.add_global_memory_bytes(80.0);
   state.add_flops(2e6);
-  EXPECT_EQ(state.get_element_count(), 100);
-  EXPECT_DOUBLE_EQ(state.get_global_memory_read_bytes(), 4000.0);
-  EXPECT_DOUBLE_EQ(state.get_global_memory_write_bytes(), 80.0);
-  EXPECT_DOUBLE_EQ(state.get_global_memory_bytes(), 4080.0);
+  EXPECT_EQ(state.get_element_count(), 100.0);
   // 4080 B at 1 GB/s = 4.08 us; 2 MFLOP at 1 TFLOP/s = 2 us: the memory term is the floor.
   const auto floor = state.get_floor(1e9, 1e12, 8.16e-6);
   ASSERT_TRUE(floor.has_value());
   EXPECT_NEAR(floor->floor_seconds, 4.08e-6, 1e-15);
+  EXPECT_NEAR(floor->bytes, 4080.0, 1e-12);
   EXPECT_NEAR(floor->percent_of_floor, 50.0, 1e-9);
   EXPECT_FALSE(floor->impossible);
   EXPECT_TRUE(state.get_floor(1e9, 1e12, 4e-6)->impossible);
   EXPECT_FALSE(bench::bench_state{}.get_floor(1e9, 1e12, 1.0).has_value());
+
+  state.set_input_sets(2);
+  EXPECT_EQ(state.get_input_sets(), 2);
+  bench::repetition_policy policy;
+  policy.min_samples = 17;
+  state.set_repetition_policy(policy);
+  EXPECT_EQ(state.get_repetition_policy().min_samples, 17u);
 
   EXPECT_FALSE(state.is_skipped());
   state.skip("does not fit in device memory");

@@ -9,8 +9,8 @@ void bench_state::skip(std::string reason) {
 }
 
 std::optional<floor_estimate> bench_state::get_floor(double bandwidth, double peak, double median) const {
-  if (get_global_memory_bytes() <= 0.0 && m_flops <= 0.0) return std::nullopt;
-  return make_floor_estimate(get_global_memory_bytes(), m_flops, bandwidth, peak, median);
+  if (m_memory_bytes <= 0.0 && m_flops <= 0.0) return std::nullopt;
+  return make_floor_estimate(m_memory_bytes, m_flops, bandwidth, peak, median);
 }
 
 }  // namespace fb::bench

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,11 +20,13 @@
 #include <stdexcept>
 
 #include "harness/bench/bench_state.h"
+#include "harness/bench/build_info.h"
 #include "harness/bench/progress.h"
 #include "harness/bench/timed_call.h"
 #include "harness/device.h"
 #include "harness/generators.h"
 #include "harness/registry.h"
+#include "harness/resources.h"
 #include "harness/results/gbench_json.h"
 #include "harness/results/results_writer.h"
 #include "harness/verify_plan.h"
@@ -31,59 +34,16 @@
 #if FUSEBENCH_BENCH_DEVICE
 #include "harness/bench/device_timing.h"
 #endif
-#if __has_include(<torch/version.h>)
-#include <torch/version.h>  // only the TORCH_VERSION macros, no torch API
-#endif
 
 namespace fb::bench {
 namespace {
 
 constexpr double not_computed = std::numeric_limits<double>::quiet_NaN();
-/// Share of the free device memory a config may plan to use: torch's allocator rounds up and
-/// fragments, and cuDNN takes workspaces we do not count.
-constexpr double usable_memory_fraction = 0.85;
 /// Keys of the shared config vocabulary that scale_for_cpu shrinks (never a model name).
 constexpr const char* batch_key = "batch_size";
 constexpr const char* spatial_keys[] = {"depth", "height", "width"};
 /// Conv-output elements a CPU-scaled config may keep: ~0.1 s per libtorch reference call on 2 cores.
 constexpr double cpu_problem_budget = 1 << 20;
-
-std::string run_command(const std::string& command) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return {};
-  std::string out;
-  char buffer[256];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-  if (::pclose(pipe) != 0) return {};
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
-
-/// The commit that measured: asked of git at run time (the binary may be older than the checkout's
-/// HEAD only if someone forgot to rebuild, which -dirty does not catch), else the configure-time one.
-std::string git_commit() {
-#ifdef FUSEBENCH_SOURCE_DIR
-  const std::string git = std::string("git -C '") + FUSEBENCH_SOURCE_DIR + "' ";
-  // --verify: a repository without commits prints "HEAD" for plain rev-parse HEAD.
-  const std::string head = run_command(git + "rev-parse --verify --quiet HEAD 2>/dev/null");
-  if (!head.empty())
-    return head + (run_command(git + "status --porcelain --untracked-files=no 2>/dev/null").empty() ? "" : "-dirty");
-#endif
-#ifdef FUSEBENCH_GIT_COMMIT
-  if (std::string(FUSEBENCH_GIT_COMMIT).size() > 0) return FUSEBENCH_GIT_COMMIT;
-#endif
-  return "unknown";
-}
-
-std::string libtorch_version() {
-#if defined(TORCH_VERSION)
-  return TORCH_VERSION;
-#elif defined(FUSEBENCH_LIBTORCH_VERSION)
-  return FUSEBENCH_LIBTORCH_VERSION;
-#else
-  return "unknown";
-#endif
-}
 
 std::string utc_now() {
   const std::time_t now = std::time(nullptr);
@@ -100,12 +60,6 @@ std::string host_name() {
   return buffer;
 }
 
-double product(const std::vector<int64_t>& shape) {
-  double n = 1.0;
-  for (int64_t s : shape) n *= static_cast<double>(s);
-  return n;
-}
-
 std::string format_seconds(double s) {
   if (!std::isfinite(s)) return "-";
   if (s < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
@@ -113,14 +67,17 @@ std::string format_seconds(double s) {
   return fmt::format("{:.3f} s", s);
 }
 
-double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
-
 /// The fused implementations of a model for a device, in registry order.
 std::vector<const implementation*> fused_for(const model_entry& model, device_kind device) {
   std::vector<const implementation*> out;
   for (const implementation& impl : model.fused)
     if (impl.device == device) out.push_back(&impl);
   return out;
+}
+
+/// Cases a point writes: ref, ref_tf32 and one per fused implementation of the device [count].
+std::size_t cases_of(const bench_point& point, device_kind device) {
+  return 2 + fused_for(*point.model, device).size();
 }
 
 /// Everything shared by the cases of one run.
@@ -132,48 +89,37 @@ struct run_context {
   progress& prog;
   std::ostream& log;
   bench_summary& summary;
+
+  /// Unwinds to the case loop once a stop was requested: between cases and after a timed sample.
+  void check_stop() const {
+    if (const int signal = settings.stop_signal ? settings.stop_signal() : 0; signal != 0)
+      throw bench_interrupted(signal);
+  }
 };
 
-/// Memory a config plans to use on the device [bytes]: the rotated input sets, and the reference's
-/// footprint (input, output and ~3 conv-output-sized temporaries), in fp32 for the timing and in
-/// fp32 plus fp64 at once during verification.
-double planned_bytes(const model_entry& model, const json& config, int input_sets) {
-  const double in = product(model.input_shape(config));
-  const double out = product(model.output_shape(config));
-  const double conv = model.problem_size(config);
-  double workspace = 0.0;
-  for (const implementation& impl : model.fused)
-    if (impl.workspace_bytes) workspace = std::max(workspace, static_cast<double>(impl.workspace_bytes(config)));
-  const double reference_fp32 = 4.0 * (in + out + 3.0 * conv);
-  return 4.0 * input_sets * in + 3.0 * reference_fp32 + workspace;
+/// What is decided about a point before anything is allocated.
+struct case_plan {
+  const bench_point& point;
+  json config;        ///< canonical
+  bench_state state;  ///< size, floor counters, input sets, policy, skip
+};
+
+/// The result row of `name` in `plan`, not yet judged or timed.
+case_result make_row(const case_plan& plan, const std::string& name) {
+  case_result r;
+  r.model = plan.point.model->id;
+  r.kernelbench_id = plan.point.model->kernelbench_id;
+  r.config = plan.point.config;
+  r.config_label = plan.point.label;
+  r.implementation = name;
+  r.problem_size = plan.state.get_element_count();
+  r.max_abs_error = not_computed;
+  r.max_rel_error = not_computed;
+  r.decided_by = verdict_rule::none;
+  return r;
 }
 
-/// Untimed calls first (cuDNN heuristics, lazy module loading, first-touch page faults), one per
-/// input set, stopping early when they are slow: the cap is there to bound the run.
-void warm_up(const bench_settings& settings, const std::function<double(std::size_t)>& sample) {
-  double spent = 0.0;
-  for (int i = 0; i < std::max(1, settings.warmup_calls); ++i) {
-    spent += sample(static_cast<std::size_t>(i));
-    if (spent > 0.1 * settings.policy.time_cap) break;
-  }
-}
-
-/// Warm-up, then samples through Google Benchmark; `call(i)` runs on input set i % sets. `release`
-/// (optional) runs before every timed call, outside the timed region: it frees what the previous
-/// call returned, so no repetition pays for freeing the last one's output.
-timing_stats time_implementation(run_context& ctx, const case_result& row,
-                                 const std::function<void(std::size_t)>& call,
-                                 const std::function<void()>& release = {}) {
-  const auto sample = [&](std::size_t i) {
-    if (release) release();
-    return ctx.timer.time_once([&] { call(i); });
-  };
-  warm_up(ctx.settings, sample);
-  const sample_run run = collect_samples(gbench_name(row), ctx.settings.policy, sample);
-  if (release) release();
-  return summarize_samples(run.samples);
-}
-
+/// Writes a finished row (the file is rewritten at once) and says on the terminal what went wrong.
 void record(run_context& ctx, case_result row) {
   if (row.stats) ++ctx.summary.timed;
   if (row.outcome == outcome::incorrect || row.outcome == outcome::failed) ++ctx.summary.failing;
@@ -183,9 +129,9 @@ void record(run_context& ctx, case_result row) {
   if (row.floor && row.floor->impossible) {
     ++ctx.summary.impossible;
     ctx.prog.finish();
-    fmt::print(ctx.log, "IMPOSSIBLE: {} median {} is below its roofline floor {} ({:.0f}% of floor)\n",
+    fmt::print(ctx.log, "IMPOSSIBLE: {} median {} is below its roofline floor {} ({:.2f}x floor)\n",
                gbench_name(row), format_seconds(row.stats->median), format_seconds(row.floor->floor_seconds),
-               row.floor->percent_of_floor);
+               row.stats->median / row.floor->floor_seconds);
   }
   if (row.outcome == outcome::incorrect || row.outcome == outcome::failed) {
     ctx.prog.finish();
@@ -194,94 +140,107 @@ void record(run_context& ctx, case_result row) {
   ctx.writer.add_case(std::move(row));
 }
 
-void run_point(run_context& ctx, const bench_point& point) {
+/// Every row of the point with the same outcome: an invalid config, a skip, no input sets.
+void record_all(run_context& ctx, const case_plan& plan, outcome o, const std::string& message) {
+  std::vector<std::string> names{"ref", "ref_tf32"};
+  for (const implementation* impl : fused_for(*plan.point.model, ctx.settings.device)) names.push_back(impl->name);
+  for (const std::string& name : names) {
+    ctx.check_stop();
+    case_result r = make_row(plan, name);
+    ctx.prog.begin_case(gbench_name(r));
+    r.outcome = o;
+    r.message = message;
+    record(ctx, std::move(r));
+  }
+}
+
+/// Canonical config, floor counters, policy and input sets that fit the device's memory. An invalid
+/// config records its rows as invalid_config and gives nullopt; a config that does not fit is
+/// returned with state.is_skipped().
+std::optional<case_plan> plan_case(run_context& ctx, const bench_point& point) {
   const model_entry& model = *point.model;
   const bench_settings& settings = ctx.settings;
-  const device_kind device = settings.device;
-  const std::vector<const implementation*> fused = fused_for(model, device);
-
-  std::vector<std::string> names{"ref", "ref_tf32"};
-  for (const implementation* impl : fused) names.push_back(impl->name);
-  double problem_size = 0.0;  // known once the config is accepted
-  const auto make_row = [&](const std::string& name) {
-    case_result r;
-    r.model = model.id;
-    r.kernelbench_id = model.kernelbench_id;
-    r.config = point.config;
-    r.config_label = point.label;
-    r.implementation = name;
-    r.problem_size = problem_size;
-    r.max_abs_error = not_computed;
-    r.max_rel_error = not_computed;
-    return r;
-  };
-  const auto record_all = [&](outcome o, const std::string& message) {
-    for (const std::string& name : names) {
-      ctx.prog.begin_case(fmt::format("{}/{}/{}", model.id, point.label, name));
-      case_result r = make_row(name);
-      r.outcome = o;
-      r.message = message;
-      record(ctx, std::move(r));
-    }
-  };
-
-  json config;
+  case_plan plan{point, json{}, bench_state{}};
   try {
-    config = model.canonicalize(point.config);
-    problem_size = model.problem_size(config);
+    plan.config = model.canonicalize(point.config);
   } catch (const std::invalid_argument& e) {  // ref::config_error and its kin
-    record_all(outcome::invalid_config, e.what());
-    return;
+    record_all(ctx, plan, outcome::invalid_config, e.what());
+    return std::nullopt;
   }
-
-  // The counters of this config (cf. nvbench state): the floor comes from them.
-  bench_state state;
-  state.set_repetition_policy(settings.policy);
-  state.add_element_count(static_cast<std::int64_t>(problem_size));
+  bench_state& state = plan.state;
+  state.add_element_count(model.problem_size(plan.config));
   if (model.fused_work) {
-    const work_estimate work = model.fused_work(config);
-    state.add_global_memory_reads<unsigned char>(static_cast<std::int64_t>(work.bytes));
+    const work_estimate work = model.fused_work(plan.config);
+    state.add_global_memory_bytes(work.bytes);
     state.add_flops(work.flops);
   }
+  state.set_repetition_policy(settings.policy);
 
-  int sets = std::max(1, settings.input_sets);
-  if (device == device_kind::cuda) {
-    const double free_bytes = free_device_memory();
-    while (sets > std::min(2, settings.input_sets) &&
-           planned_bytes(model, config, sets) > usable_memory_fraction * free_bytes)
-      --sets;
-    const double need = planned_bytes(model, config, sets);
-    if (free_bytes > 0.0 && need > usable_memory_fraction * free_bytes)
-      state.skip(fmt::format("does not fit in device memory: needs ~{:.1f} GiB with {} input sets, {:.1f} GiB free",
-                             gib(need), sets, gib(free_bytes)));
-  }
-  if (state.is_skipped()) {
-    ctx.prog.finish();
-    fmt::print(ctx.log, "skip: {}/{}: {}\n", model.id, point.label, state.get_skip_reason());
-    record_all(outcome::not_run, state.get_skip_reason());
-    return;
-  }
+  // Fewer input sets before giving up: 2 still defeat caches that remember the last call.
+  const int most = std::max(1, settings.input_sets);
+  const int fewest = std::min(2, most);
+  const double available = available_bytes(settings.device);
+  int sets = most;
+  while (sets > fewest && available > 0.0 &&
+         case_bytes_estimate(model, plan.config, sets, true) > usable_memory_fraction * available)
+    --sets;
+  state.set_input_sets(sets);
+  const double need = case_bytes_estimate(model, plan.config, sets, true);
+  if (available > 0.0 && need > usable_memory_fraction * available)
+    state.skip(fmt::format("does not fit in {} memory: needs ~{:.1f} GiB with {} input sets, {:.1f} GiB available",
+                           to_string(settings.device), to_gib(need), sets, to_gib(available)));
+  return plan;
+}
 
-  // The rotated input sets, each with its own parameters, made once and placed on the device.
-  std::vector<model_case> cases;
-  try {
-    for (int k = 0; k < sets; ++k) {
-      const gen::case_recipe recipe{config, settings.seed + 101 + static_cast<std::uint64_t>(k),
-                                    input_distribution::uniform, ref::param_init::randomized};
-      cases.push_back(on_device(gen::make_case(model, recipe), device));
-    }
-    synchronize(device);
-  } catch (const std::exception& e) {
-    record_all(outcome::failed, std::string("making the input sets: ") + e.what());
-    return;
+/// The rotated input sets, each with its own parameters, made once and placed on the device.
+std::vector<model_case> make_input_sets(const case_plan& plan, const bench_settings& settings) {
+  std::vector<model_case> sets;
+  for (int k = 0; k < plan.state.get_input_sets(); ++k) {
+    const gen::case_recipe recipe{plan.config, settings.seed + 101 + static_cast<std::uint64_t>(k),
+                                  input_distribution::uniform, ref::param_init::randomized};
+    sets.push_back(on_device(gen::make_case(*plan.point.model, recipe), settings.device));
   }
-  const auto set_of = [&](std::size_t i) -> const model_case& { return cases[i % cases.size()]; };
+  synchronize(settings.device);
+  return sets;
+}
 
-  // The references: not verified against themselves, only timed.
+/// Untimed calls first (cuDNN heuristics, lazy module loading, first-touch page faults), one per
+/// input set, stopping early when they are slow: the cap is there to bound the run.
+void warm_up(const repetition_policy& policy, int calls, const std::function<double(std::size_t)>& sample) {
+  double spent = 0.0;
+  for (int i = 0; i < std::max(1, calls); ++i) {
+    spent += sample(static_cast<std::size_t>(i));
+    if (spent > 0.1 * policy.time_cap) break;
+  }
+}
+
+/// Warm-up, then samples through Google Benchmark; `call(i)` runs repetition i. `prepare(i)`
+/// (optional) runs before every call, outside the timed region: it frees what the previous call
+/// returned, or poisons the output the call will write. A requested stop ends it after the current
+/// sample (bench_interrupted).
+timing_stats time_implementation(run_context& ctx, const case_plan& plan, const case_result& row,
+                                 const std::function<void(std::size_t)>& call,
+                                 const std::function<void(std::size_t)>& prepare = {}) {
+  const auto sample = [&](std::size_t i) {
+    if (prepare) prepare(i);
+    const double seconds = ctx.timer.time_once([&] { call(i); });
+    ctx.check_stop();
+    return seconds;
+  };
+  const repetition_policy& policy = plan.state.get_repetition_policy();
+  warm_up(policy, ctx.settings.warmup_calls, sample);
+  const sample_run run = collect_samples(gbench_name(row), policy, sample);
+  return summarize_samples(run.samples);
+}
+
+/// ref and ref_tf32: not verified against themselves, only timed.
+void time_references(run_context& ctx, const case_plan& plan, const std::vector<model_case>& sets) {
+  const model_entry& model = *plan.point.model;
   for (const bool tf32 : {false, true}) {
-    case_result row = make_row(tf32 ? "ref_tf32" : "ref");
+    ctx.check_stop();
+    case_result row = make_row(plan, tf32 ? "ref_tf32" : "ref");
     ctx.prog.begin_case(gbench_name(row));
-    if (tf32 && device != device_kind::cuda) {
+    if (tf32 && ctx.settings.device != device_kind::cuda) {
       row.outcome = outcome::not_supported;
       row.message = "TF32 exists only on CUDA devices";
       record(ctx, std::move(row));
@@ -289,64 +248,144 @@ void run_point(run_context& ctx, const bench_point& point) {
     }
     try {
       const ref::tf32_guard guard(tf32);
-      ref::forward_result keep;  // freed by `release`, outside the timed call
+      ref::forward_result keep;  // freed by `prepare`, outside the timed call
       row.stats = time_implementation(
-          ctx, row,
+          ctx, plan, row,
           [&](std::size_t i) {
-            const model_case& c = set_of(i);
+            const model_case& c = sets[i % sets.size()];
             keep = model.reference(c.config, c.params, c.input);
           },
-          [&] { keep = ref::forward_result{}; });
+          [&](std::size_t) { keep = ref::forward_result{}; });
       row.outcome = outcome::passed;
+    } catch (const bench_interrupted&) {
+      throw;
     } catch (const std::exception& e) {
       row.outcome = outcome::failed;
       row.message = std::string("timing: ") + e.what();
     }
     record(ctx, std::move(row));
   }
+}
 
-  // The fused implementations: verified at this exact config with fresh random parameters, and
-  // timed only if they pass.
-  for (const implementation* impl : fused) {
-    case_result row = make_row(impl->name);
-    ctx.prog.begin_case(gbench_name(row));
-    check_result check;
-    try {
-      for (int attempt = 0; attempt < std::max(1, settings.verify_attempts); ++attempt) {
-        const gen::case_recipe recipe{config, settings.seed + 7919 * static_cast<std::uint64_t>(attempt),
-                                      input_distribution::uniform, ref::param_init::randomized};
-        check = verify_case(model, verify_target{*impl, false}, recipe, settings.checks);
-        if (check.result != outcome::not_run) break;  // not_run: ill-conditioned draw, try another seed
-      }
-    } catch (const std::exception& e) {
-      check.result = outcome::failed;
-      check.message = std::string("verification: ") + e.what();
-    }
-    row.outcome = check.result;
-    row.message = check.result == outcome::passed ? std::string() : check.message;
-    if (check.result == outcome::passed || check.result == outcome::incorrect) {
-      row.max_abs_error = check.vs_expected.max_abs;
-      row.max_rel_error = check.vs_expected.max_rel;
-    }
-    if (check.result != outcome::passed) {
-      record(ctx, std::move(row));
-      continue;
-    }
-    try {
-      // Allocated once per case: the timed call is the kernel, not the allocation.
-      const at::TensorOptions on_device = at::TensorOptions().device(to_device(device));
+/// Verifies `impl` at the plan's exact config with fresh random parameters, under the verdict rules.
+/// Fills the row's outcome and verification fields.
+void verify_fused(const run_context& ctx, const case_plan& plan, const implementation& impl, case_result& row) {
+  const bench_settings& settings = ctx.settings;
+  const gen::case_recipe recipe{plan.config, settings.seed + 7919, input_distribution::uniform,
+                                ref::param_init::randomized};
+  const check_result check = verify_case(*plan.point.model, verify_target{impl, false}, recipe, settings.checks);
+  row.outcome = check.result;
+  row.message = check.result == outcome::passed ? std::string() : check.message;
+  row.decided_by = check.rule;
+  if (check.result == outcome::passed || check.result == outcome::incorrect) {
+    row.max_abs_error = check.vs_expected.max_abs;
+    row.max_rel_error = check.vs_expected.max_rel;
+    row.tolerance_ratio = check.vs_expected.worst_ratio;
+  }
+}
+
+/// The last output a timed run left for each input set, and whether the set was used at all.
+struct timed_outputs {
+  std::vector<output_slots> slots;  ///< one per input set; they share one workspace
+  std::vector<bool> used;           ///< a call ran on the set since its output was poisoned
+};
+
+/// Judges the output of the last repetition on each input set under the verdict rules (against the
+/// fp32 reference with TF32 off, or fp64 with the reference's error as allowance where the fp32
+/// reference is itself off) at the run's tolerances: a kernel that behaves while verified and not
+/// while timed (a counter, a cache, a race that needs a hot loop) is caught here, as GPU MODE's
+/// evaluator does. Returns an empty string when every used set matches, else what differs. Runs
+/// after the timed region.
+std::string check_timed_outputs(const run_context& ctx, const case_plan& plan, const std::vector<model_case>& sets,
+                                const timed_outputs& outputs) {
+  const check_options& checks = ctx.settings.checks;
+  for (std::size_t k = 0; k < sets.size(); ++k) {
+    if (!outputs.used[k]) continue;
+    const expected_results expected = reference_expectations(*plan.point.model, sets[k], ctx.settings.device);
+    const value_judgement j = judge_values(outputs.slots[k].output, expected.fp32.output, expected.fp64.output,
+                                           checks.atol, checks.rtol);
+    const error_stats& errors = j.stats;
+    if (errors.violations > 0)
+      return fmt::format(
+          "timed output differs from verification: input set {} of {}: {} of {} elements outside the tolerance "
+          "(rule {}, max abs error {:.3g}{}); the implementation passed verification, then changed its answer while timed",
+          k + 1, sets.size(), errors.violations, expected.fp32.output.numel(), to_string(j.rule), errors.max_abs,
+          errors.nonfinite > 0 ? fmt::format(", {} NaN/Inf or never written", errors.nonfinite) : std::string());
+  }
+  return {};
+}
+
+/// Times a verified fused implementation, each input set writing its own output, then checks the
+/// outputs the timed calls left (check_timed_outputs). Fills stats and floor, or marks the row.
+void time_fused(run_context& ctx, const case_plan& plan, const std::vector<model_case>& sets,
+                const implementation& impl, case_result& row) {
+  const model_entry& model = *plan.point.model;
+  const device_kind device = ctx.settings.device;
+  try {
+    // Allocated once per case: the timed call is the kernel, not the allocation.
+    const at::TensorOptions on_device = at::TensorOptions().device(to_device(device));
+    const std::size_t ws = impl.workspace_bytes ? impl.workspace_bytes(plan.config) : 0;
+    const at::Tensor workspace = at::empty({static_cast<int64_t>(ws)}, on_device.dtype(at::kByte));
+    timed_outputs outputs;
+    for (const model_case& set : sets) {
       output_slots slots;
-      slots.output = at::empty(model.output_shape(config), on_device.dtype(at::kFloat));
-      for (const std::string& name : model.buffer_names(config))
-        slots.buffers[name] = cases.front().params.at(name).clone();
-      const std::size_t ws = impl->workspace_bytes ? impl->workspace_bytes(config) : 0;
-      slots.workspace = at::empty({static_cast<int64_t>(ws)}, on_device.dtype(at::kByte));
-      row.stats = time_implementation(ctx, row, [&](std::size_t i) { impl->run(set_of(i), slots); });
-      row.floor = state.get_floor(ctx.calibration.bandwidth, ctx.calibration.fp32_peak, row.stats->median);
-    } catch (const std::exception& e) {
-      row.outcome = outcome::failed;
-      row.message = std::string("timing: ") + e.what();
-      row.stats.reset();
+      slots.output = at::empty(model.output_shape(plan.config), on_device.dtype(at::kFloat));
+      for (const std::string& name : model.buffer_names(plan.config)) slots.buffers[name] = set.params.at(name).clone();
+      slots.workspace = workspace;
+      outputs.slots.push_back(std::move(slots));
+    }
+    outputs.used.assign(sets.size(), false);
+    row.stats = time_implementation(
+        ctx, plan, row, [&](std::size_t i) { impl.run(sets[i % sets.size()], outputs.slots[i % sets.size()]); },
+        [&](std::size_t i) {
+          // NaN in, so an output the call does not write cannot pass for one it wrote.
+          outputs.slots[i % sets.size()].output.fill_(std::numeric_limits<float>::quiet_NaN());
+          outputs.used[i % sets.size()] = true;
+        });
+    synchronize(device);
+    if (const std::string differs = check_timed_outputs(ctx, plan, sets, outputs); !differs.empty()) {
+      row.outcome = outcome::incorrect;
+      row.message = differs;
+      row.stats.reset();  // the time of a wrong answer is never a result
+      return;
+    }
+    row.floor = plan.state.get_floor(ctx.calibration.bandwidth, ctx.calibration.fp32_peak, row.stats->median);
+  } catch (const bench_interrupted&) {
+    throw;
+  } catch (const std::exception& e) {
+    row.outcome = outcome::failed;
+    row.message = std::string("timing: ") + e.what();
+    row.stats.reset();
+  }
+}
+
+/// One config: plan, input sets, the references, then each fused implementation verified and, if it
+/// passes, timed and checked again.
+void run_point(run_context& ctx, const bench_point& point) {
+  std::optional<case_plan> plan = plan_case(ctx, point);
+  if (!plan) return;
+  if (plan->state.is_skipped()) {
+    ctx.prog.finish();
+    fmt::print(ctx.log, "skip: {}/{}: {}\n", point.model->id, point.label, plan->state.get_skip_reason());
+    record_all(ctx, *plan, outcome::not_run, plan->state.get_skip_reason());
+    return;
+  }
+  std::vector<model_case> sets;
+  try {
+    sets = make_input_sets(*plan, ctx.settings);
+  } catch (const std::exception& e) {
+    record_all(ctx, *plan, outcome::failed, std::string("making the input sets: ") + e.what());
+    return;
+  }
+  time_references(ctx, *plan, sets);
+  for (const implementation* impl : fused_for(*point.model, ctx.settings.device)) {
+    ctx.check_stop();
+    case_result row = make_row(*plan, impl->name);
+    ctx.prog.begin_case(gbench_name(row));
+    verify_fused(ctx, *plan, *impl, row);
+    if (row.outcome == outcome::passed) {
+      ctx.check_stop();
+      time_fused(ctx, *plan, sets, *impl, row);
     }
     record(ctx, std::move(row));
   }
@@ -391,11 +430,19 @@ std::vector<bench_point> plan_sweep(const std::vector<const model_entry*>& model
   for (const model_entry* model : models) {
     std::vector<sweep_point> configs = sweep == "quick" ? std::vector<sweep_point>{{"default", model->default_config}}
                                                         : model->sweep();
+    const std::size_t first_of_model = points.size();
     for (sweep_point& p : configs) {
-      bench_point b{model, p.label, model->canonicalize(p.config)};
+      bench_point b{model, p.label, model->canonicalize(p.config), {}};
       if (cpu_small) {
         b.config = scale_for_cpu(*model, b.config);
         b.label += cpu_small_suffix;
+      }
+      // Timing one config twice under two names would make a sweep look wider than it is.
+      const auto same = std::find_if(points.begin() + static_cast<std::ptrdiff_t>(first_of_model), points.end(),
+                                     [&](const bench_point& earlier) { return earlier.config == b.config; });
+      if (same != points.end()) {
+        same->merged_labels.push_back(b.label);
+        continue;
       }
       points.push_back(std::move(b));
     }
@@ -403,31 +450,52 @@ std::vector<bench_point> plan_sweep(const std::vector<const model_entry*>& model
   return points;
 }
 
-std::vector<bench_point> load_config_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("--config " + path.string() + ": cannot read the file");
-  const json doc = json::parse(in);
+std::vector<bench_point> load_configs(const std::string& file_or_json) {
+  const auto first = file_or_json.find_first_not_of(" \t\r\n");
+  const bool inline_json = first != std::string::npos && (file_or_json[first] == '{' || file_or_json[first] == '[');
+  json doc;
+  if (inline_json) {
+    doc = json::parse(file_or_json);
+  } else {
+    std::ifstream in(file_or_json);
+    if (!in) throw std::invalid_argument("--config " + file_or_json + ": not inline JSON and not a readable file");
+    doc = json::parse(in);
+  }
+  const std::string source = inline_json ? std::string("--config") : "--config " + file_or_json;
   const json entries = doc.is_array() ? doc : json::array({doc});
-  if (entries.empty()) throw std::invalid_argument("--config " + path.string() + ": no configs in the file");
+  if (entries.empty()) throw std::invalid_argument(source + ": no configs");
   std::vector<bench_point> points;
   std::set<std::pair<std::string, std::string>> labels;
+  static const std::set<std::string> keys{"model", "config", "label"};
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const json& e = entries[i];
-    const std::string where = fmt::format("--config {} entry {}", path.string(), i);
+    const std::string where = fmt::format("{} entry {}", source, i);
     if (!e.is_object() || !e.contains("model") || !e.at("model").is_string() || !e.contains("config") ||
         !e.at("config").is_object())
       throw std::invalid_argument(where + ": must be {\"model\": ID, \"config\": {...}, \"label\": \"...\"}");
+    // A misspelt "lable" silently dropped would time the right config under the wrong name.
+    for (const auto& [key, value] : e.items())
+      if (keys.count(key) == 0)
+        throw std::invalid_argument(fmt::format("{}: unknown key \"{}\" (keys: model, config, label)", where, key));
     if (e.contains("label") && !e.at("label").is_string())
       throw std::invalid_argument(where + ": label must be a string");
-    const std::string model_id = e.at("model").get<std::string>();
-    const model_entry& model = find_model(model_id);
+    const model_entry& model = find_model(e.at("model").get<std::string>());
     bench_point p{&model, e.contains("label") ? e.at("label").get<std::string>() : fmt::format("custom {}", i + 1),
-                  model.canonicalize(e.at("config"))};
+                  model.canonicalize(e.at("config")), {}};
     if (!labels.insert({model.id, p.label}).second)
       throw std::invalid_argument(where + ": label \"" + p.label + "\" is used twice for " + model.id);
     points.push_back(std::move(p));
   }
   return points;
+}
+
+void require_fits(const bench_point& point, device_kind device) {
+  const double available = available_bytes(device);
+  const double need = case_bytes_estimate(*point.model, point.config, 2, true);
+  if (available > 0.0 && need > usable_memory_fraction * available)
+    throw std::invalid_argument(fmt::format(
+        "{}/{} needs ~{:.1f} GiB, {:.1f} GiB available on {} (of which bench plans with {:.0f}%)", point.model->id,
+        point.label, to_gib(need), to_gib(available), to_string(device), usable_memory_fraction * 100.0));
 }
 
 run_environment describe_environment(device_kind device, const std::string& sweep, std::uint64_t seed) {
@@ -443,17 +511,58 @@ run_environment describe_environment(device_kind device, const std::string& swee
     env.cuda_runtime = info.cuda_runtime;
   }
 #endif
-  env.libtorch = libtorch_version();
-  env.git_commit = git_commit();
-#ifdef FUSEBENCH_BUILD_TYPE
-  env.build_type = FUSEBENCH_BUILD_TYPE;
-#endif
+  const build_info build = describe_build();
+  env.libtorch = build.libtorch;
+  env.git_commit = build.git_commit;
+  env.build_type = build.build_type;
   env.date = utc_now();
   env.hostname = host_name();
   env.sweep = sweep;
   env.seed = seed;
   return env;
 }
+
+namespace {
+
+/// The case loop, once the writer exists: everything whose failure must leave the file marked.
+void run_points(const std::vector<bench_point>& points, const bench_settings& settings, run_environment env,
+                results_writer& writer, bench_summary& summary, std::ostream& log) {
+  fmt::print(log, "bench: {} config(s), {} case(s) on {}; measuring bandwidth and FP32 peak\n", points.size(),
+             summary.planned, settings.device == device_kind::cuda ? env.gpu_name : std::string("cpu"));
+  for (const bench_point& p : points)
+    if (!p.merged_labels.empty())
+      fmt::print(log, "bench: {}: {} scale to the same config as \"{}\"; timed once, as \"{}\"\n", p.model->id,
+                 fmt::format("\"{}\"", fmt::join(p.merged_labels, "\", \"")), p.label, p.label);
+  const device_calibration calibration = settings.calibration ? *settings.calibration : calibrate(settings.device);
+  env.measured_bandwidth = calibration.bandwidth;
+  env.measured_fp32_peak = calibration.fp32_peak;
+  writer.set_environment(env);
+  fmt::print(log, "bench: bandwidth {:.1f} GB/s (copy {:.1f}, read {:.1f}; the floor takes the larger), FP32 peak {:.1f} GFLOP/s\n",
+             calibration.bandwidth * 1e-9, calibration.copy_bandwidth * 1e-9, calibration.read_bandwidth * 1e-9,
+             calibration.fp32_peak * 1e-9);
+
+  call_timer timer(settings.device);
+  const auto steady = [] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+  const auto total = static_cast<std::size_t>(summary.planned);
+  progress prog = settings.progress_out != nullptr ? progress(total, *settings.progress_out, false, steady)
+                                                   : progress(total);
+  run_context ctx{settings, calibration, timer, writer, prog, log, summary};
+  try {
+    for (const bench_point& point : points) run_point(ctx, point);
+  } catch (const bench_interrupted& stop) {
+    prog.finish();
+    summary.interrupted_by = stop.get_signal();
+    writer.mark_incomplete(fmt::format("interrupted by {} after {} of {} cases", signal_name(stop.get_signal()),
+                                       writer.get_results().cases.size(), summary.planned));
+    return;
+  }
+  prog.finish();
+  writer.finish();
+}
+
+}  // namespace
 
 bench_summary run_bench(const std::vector<bench_point>& points, const bench_settings& settings) {
   if (settings.device == device_kind::cuda && !cuda_available())
@@ -463,31 +572,26 @@ bench_summary run_bench(const std::vector<bench_point>& points, const bench_sett
   std::filesystem::create_directories(settings.out_dir);
   summary.results_path = settings.out_dir / "results.json";
   summary.gbench_path = settings.out_dir / "gbench.json";
+  for (const bench_point& p : points) summary.planned += static_cast<std::int64_t>(cases_of(p, settings.device));
 
   std::ostream& log = settings.progress_out != nullptr ? *settings.progress_out : std::cerr;
   run_environment env = describe_environment(settings.device, settings.sweep_name, settings.seed);
+  env.atol = settings.checks.atol;
+  env.rtol = settings.checks.rtol;
   results_writer writer(summary.results_path, env, summary.gbench_path);
-  fmt::print(log, "bench: {} config(s) on {}; measuring bandwidth and FP32 peak\n", points.size(),
-             settings.device == device_kind::cuda ? env.gpu_name : std::string("cpu"));
-  const device_calibration calibration = settings.calibration ? *settings.calibration : calibrate(settings.device);
-  env.measured_bandwidth = calibration.bandwidth;
-  env.measured_fp32_peak = calibration.fp32_peak;
-  writer.set_environment(env);
-  fmt::print(log, "bench: bandwidth {:.1f} GB/s (copy {:.1f}, read {:.1f}; the floor takes the larger), FP32 peak {:.1f} GFLOP/s\n",
-             calibration.bandwidth * 1e-9, calibration.copy_bandwidth * 1e-9, calibration.read_bandwidth * 1e-9,
-             calibration.fp32_peak * 1e-9);
-
-  std::size_t total = 0;
-  for (const bench_point& p : points) total += 2 + fused_for(*p.model, settings.device).size();
-  call_timer timer(settings.device);
-  const auto steady = [] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  };
-  progress prog = settings.progress_out != nullptr ? progress(total, *settings.progress_out, false, steady)
-                                                   : progress(total);
-  run_context ctx{settings, calibration, timer, writer, prog, log, summary};
-  for (const bench_point& point : points) run_point(ctx, point);
-  prog.finish();
+  writer.set_planned_cases(summary.planned);
+  try {
+    run_points(points, settings, env, writer, summary, log);
+  } catch (const std::exception& e) {
+    // A run that dies must not leave a file that reads as a finished run with fewer cases.
+    try {
+      writer.mark_incomplete(fmt::format("bench failed after {} of {} cases: {}", writer.get_results().cases.size(),
+                                         summary.planned, e.what()));
+    } catch (const std::exception&) {
+      // The file cannot be written either; the original error is the one to report.
+    }
+    throw;
+  }
   summary.results = writer.get_results();
   return summary;
 }
@@ -498,14 +602,20 @@ void print_summary(const bench_summary& summary, std::ostream& out) {
     if (c.stats)
       line += fmt::format(" median {:>11}  p10 {:>11}  p90 {:>11}  n {:>4}", format_seconds(c.stats->median),
                           format_seconds(c.stats->p10), format_seconds(c.stats->p90), c.stats->n);
-    if (c.floor)
-      line += fmt::format("  {:.1f}% of floor{}", c.floor->percent_of_floor, c.floor->impossible ? " IMPOSSIBLE" : "");
+    // time / floor: 1.00x is at the roofline floor, 2x is twice as slow as it; never a percentage,
+    // which read as if the time were below the floor.
+    if (c.floor && c.stats && c.floor->floor_seconds > 0.0)
+      line += fmt::format("  {:.2f}x floor{}", c.stats->median / c.floor->floor_seconds,
+                          c.floor->impossible ? " IMPOSSIBLE" : "");
+    if (std::isfinite(c.tolerance_ratio)) line += fmt::format("  max err/tol {:.3g}", c.tolerance_ratio);
     if (!c.message.empty()) line += "  " + c.message.substr(0, 160);
     fmt::print(out, "{}\n", line);
   }
-  fmt::print(out, "\nbench: {} timed, {} failing, {} skipped, {} impossible\nbench: wrote {} and {}\n",
-             summary.timed, summary.failing, summary.skipped, summary.impossible, summary.results_path.string(),
-             summary.gbench_path.string());
+  fmt::print(out, "\nbench: {} timed, {} failing, {} skipped, {} impossible{}\nbench: wrote {} and {}\n",
+             summary.timed, summary.failing, summary.skipped, summary.impossible,
+             summary.results.status.complete ? std::string()
+                                             : "; INCOMPLETE: " + summary.results.status.incomplete_reason,
+             summary.results_path.string(), summary.gbench_path.string());
 }
 
 }  // namespace fb::bench

@@ -4,11 +4,13 @@
 /// through Google Benchmark, compute roofline floors, and write the results file after every case.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "harness/bench/interrupt.h"
 #include "harness/bench/repetition_policy.h"
 #include "harness/bench/timed_call.h"
 #include "harness/equivalence.h"
@@ -22,6 +24,7 @@ struct bench_point {
   const model_entry* model = nullptr;  ///< REQUIRES: outlives run_bench
   std::string label;                   ///< config label of the report, e.g. "default", "batch x2"
   json config;                         ///< canonical config
+  std::vector<std::string> merged_labels;  ///< sweep labels that scaled to this same config and were dropped
 };
 
 /// Label suffix of configs scaled down for a CPU run.
@@ -34,15 +37,24 @@ inline constexpr std::string_view cpu_small_suffix = "/cpu-small";
 [[nodiscard]] json scale_for_cpu(const model_entry& model, const json& config);
 
 /// The configs of a sweep: "quick" is each model's default, "standard" is model.sweep(). With
-/// `cpu_small`, each config is scale_for_cpu'd and its label gets cpu_small_suffix.
+/// `cpu_small`, each config is scale_for_cpu'd and its label gets cpu_small_suffix. A config equal to
+/// an earlier one of the same model (scaling maps "default", "batch x0.125" and "batch x0.5" to batch
+/// 1) is dropped; the first label stays and lists the dropped ones in merged_labels.
 /// Throws std::invalid_argument for another sweep name.
 [[nodiscard]] std::vector<bench_point> plan_sweep(const std::vector<const model_entry*>& models,
                                                   const std::string& sweep, bool cpu_small);
 
-/// Configs from a JSON file: {"model": id, "config": {...}, "label": "..."} or an array of those;
-/// a missing label becomes "custom N". Throws std::invalid_argument (unreadable file, bad shape,
-/// duplicate label), json::exception (bad JSON), ref::config_error (invalid config).
-[[nodiscard]] std::vector<bench_point> load_config_file(const std::filesystem::path& path);
+/// Configs from inline JSON (an argument starting with `{` or `[`, as `verify --config` takes) or from
+/// a JSON file: {"model": id, "config": {...}, "label": "..."} or an array of those; a missing label
+/// becomes "custom N"; `model` may be a KernelBench number ("44"). Throws std::invalid_argument
+/// (unreadable file, bad shape, unknown key, duplicate label, unknown model), json::exception (bad
+/// JSON), ref::config_error (invalid config).
+[[nodiscard]] std::vector<bench_point> load_configs(const std::string& file_or_json);
+
+/// Throws std::invalid_argument "needs ~X GiB, Y GiB available" when `point` cannot fit on `device`
+/// even with the fewest input sets bench uses (2): for an explicitly requested config, a skipped
+/// case would only hide the mistake. Nothing is thrown when the available memory is unknown.
+void require_fits(const bench_point& point, device_kind device);
 
 /// How to run.
 struct bench_settings {
@@ -52,12 +64,14 @@ struct bench_settings {
   repetition_policy policy;                         ///< stopping rule of every timed case
   int warmup_calls = 3;            ///< untimed calls first (one per input set), fewer if slow
   int input_sets = 3;              ///< rotated inputs; 2 when 3 do not fit in device memory
-  int verify_attempts = 3;         ///< seeds tried when a case is ill-conditioned for an fp32 reference
   check_options checks;            ///< equivalence contract of the verification
   std::string sweep_name;          ///< recorded in the environment, e.g. "quick"
   /// Bandwidth and peak of the floors; empty: measured at the start of the run (tests pin them).
   std::optional<device_calibration> calibration;
   std::ostream* progress_out = nullptr;  ///< null: stderr, live on a terminal
+  /// Polled between cases and after every timed sample; a non-zero signal number stops the run, which
+  /// then marks its file incomplete. The default reads what interrupt_guard's handler recorded.
+  std::function<int()> stop_signal = bench::stop_signal;
 };
 
 /// What a run did; the file itself is at results_path.
@@ -69,10 +83,16 @@ struct bench_summary {
   int failing = 0;                     ///< cases incorrect (fused) or failed (any, e.g. out of memory) [count]
   int skipped = 0;                     ///< not_run / not_supported / invalid_config [count]
   int impossible = 0;                  ///< fused cases faster than their floor [count]
+  std::int64_t planned = 0;            ///< cases the run planned [count]
+  int interrupted_by = 0;              ///< the signal that stopped the run; 0 when it ran to the end
 };
 
-/// Runs the points on settings.device and writes the results incrementally. One case's exception
-/// marks only that case failed. Throws std::runtime_error when the output files cannot be written.
+/// Runs the points on settings.device and writes the results incrementally; the file says
+/// "complete": true only once every planned case is in. One case's exception marks only that case
+/// failed. When settings.stop_signal() turns non-zero the run stops after the current timed sample
+/// (the unfinished case is not recorded), marks the file incomplete ("interrupted by SIGINT after K
+/// of N cases") and returns with interrupted_by set. Any other exception marks the file incomplete
+/// with its message and is rethrown. Throws std::runtime_error when the output files cannot be written.
 [[nodiscard]] bench_summary run_bench(const std::vector<bench_point>& points, const bench_settings& settings);
 
 /// The environment of a run on `device`: GPU, driver, runtime, libtorch, git commit, build type,

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -18,9 +19,6 @@
 #include <cuda_runtime_api.h>
 
 #include "harness/bench/device_timing.h"
-#endif
-#if FUSEBENCH_TORCH_CUDA
-#include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
 namespace fb::bench {
@@ -188,26 +186,12 @@ device_calibration calibrate(device_kind device) {
 #endif
 }
 
-double free_device_memory() {
-#if FUSEBENCH_TORCH_CUDA
-  // Blocks torch caches look used to the driver; release them so the estimate sees them as free.
-  c10::cuda::CUDACachingAllocator::emptyCache();
-#endif
-#if FUSEBENCH_BENCH_DEVICE
-  std::size_t free_bytes = 0;
-  std::size_t total_bytes = 0;
-  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) return 0.0;
-  return static_cast<double>(free_bytes);
-#else
-  return 0.0;
-#endif
-}
-
 sample_run collect_samples(const std::string& name, const repetition_policy& policy,
                            const std::function<double(std::size_t index)>& one_sample) {
   initialize_gbench();
   sample_run result;
   std::string error;
+  std::exception_ptr thrown;  // rethrown as is: the runner tells an interruption from a failure by type
   const auto t0 = std::chrono::steady_clock::now();
   while (policy.want_more(result.samples, seconds_since(t0))) {
     const std::size_t batch = next_batch(policy, result.samples, seconds_since(t0));
@@ -221,6 +205,7 @@ sample_run collect_samples(const std::string& name, const repetition_policy& pol
                                        seconds = one_sample(result.samples.size());
                                      } catch (const std::exception& e) {
                                        error = e.what();
+                                       thrown = std::current_exception();
                                        state.SkipWithError(error.c_str());
                                        break;  // Google Benchmark's rule after SkipWithError in the loop
                                      }
@@ -236,7 +221,7 @@ sample_run collect_samples(const std::string& name, const repetition_policy& pol
     benchmark::RunSpecifiedBenchmarks(&reporter, ".");
     benchmark::ClearRegisteredBenchmarks();
     ++result.gbench_runs;
-    if (!error.empty()) throw std::runtime_error(error);
+    if (thrown) std::rethrow_exception(thrown);
     // Google Benchmark must have run exactly the batch and summed exactly our samples; anything else
     // means the samples in the results file are not what it measured.
     double ours = 0.0;

@@ -51,9 +51,6 @@ struct device_calibration {
 /// and a floor is only useful if no correct implementation can beat it.
 [[nodiscard]] device_calibration calibrate(device_kind device);
 
-/// Bytes free on the GPU after torch's cache is released [bytes]; 0 when not measurable.
-[[nodiscard]] double free_device_memory();
-
 /// Outcome of collect_samples.
 struct sample_run {
   std::vector<double> samples;  ///< one per Google Benchmark iteration [seconds]
@@ -66,7 +63,7 @@ struct sample_run {
 /// decides, on the samples and the wall time so far, whether to go on. Google Benchmark's own
 /// stopping rule (a minimum time) cannot express "until the relative standard error is < 1%", so
 /// each batch fixes its iteration count and the policy sits between batches.
-/// Throws std::runtime_error with the message of an exception thrown by `one_sample`.
+/// An exception thrown by `one_sample` ends the sampling and is rethrown as it is (same type).
 [[nodiscard]] sample_run collect_samples(const std::string& name, const repetition_policy& policy,
                                          const std::function<double(std::size_t index)>& one_sample);
 

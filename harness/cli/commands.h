@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace fb::cli {
 
@@ -23,5 +25,10 @@ void add_compare_command(CLI::App& app, command_action& run);
 
 /// Prints "fusebench: error: <what>" on stderr.
 void print_error(const std::string& what);
+
+/// The candidate nearest to `word` by edit distance (insertions, deletions, substitutions and
+/// swaps of neighbours count 1 each), if it is close enough to be a plausible typo (at most a third
+/// of the word, at least 1, at most 3); else "".
+[[nodiscard]] std::string nearest_word(const std::string& word, const std::vector<std::string>& candidates);
 
 }  // namespace fb::cli

@@ -1,7 +1,42 @@
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "harness/cli/commands.h"
 
 namespace fb::cli {
+
 void print_error(const std::string& what) { fmt::print(stderr, "fusebench: error: {}\n", what); }
+
+namespace {
+
+/// Optimal string alignment distance: Levenshtein plus a swap of two neighbours ("verfiy").
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+std::string nearest_word(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
+  for (const std::string& c : candidates)
+    if (const std::size_t d = edit_distance(word, c); d < best_distance) {
+      best = c;
+      best_distance = d;
+    }
+  const std::size_t plausible = std::clamp<std::size_t>(word.size() / 3, 1, 3);
+  return best_distance <= plausible ? best : std::string();
+}
+
 }  // namespace fb::cli

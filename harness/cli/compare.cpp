@@ -12,21 +12,28 @@
 #include "harness/cli/reporting_commands.h"
 #include "harness/report/compare.h"
 #include "harness/results/results.h"
+#include "harness/stats/mann_whitney.h"
 
 namespace fb::cli {
 namespace {
 
 constexpr const char* compare_examples = R"(Examples:
-  fusebench compare reports/baselines/NVIDIA_H200.json results.json
-      per-case verdicts; exit 1 if any case is slower or newly failing
-  fusebench compare base.json cur.json --min-effect 0.10 --alpha 0.001 --out compare.md
+  fusebench compare reports/baselines/nvidia-h200.json bench-results/results.json
+      per-case verdicts; exit 1 if any case is slower, newly failing, missing or undecided
+  fusebench compare reports/baselines/nvidia-h200.json reports/nvidia-h200/results.json --min-effect 0.10 --alpha 0.001 --out compare.md
       only changes above 10% at p < 0.001 count; table also written to compare.md
-  fusebench compare h100.json h200.json --allow-different-gpu
+  fusebench compare reports/baselines/nvidia-h100-80gb-hbm3.json reports/baselines/nvidia-h200.json --allow-different-gpu
       compare across GPUs anyway (refused by default)
 
 A case is slower when the Mann-Whitney p-value < alpha AND median(cur)/median(base) > 1 + min-effect,
-faster when p < alpha AND the ratio < 1 - min-effect, else same.
-Exit status: 0 no regression, 1 a regression, 2 bad usage, unreadable file or different GPUs.)";
+faster when p < alpha AND the ratio < 1 - min-effect, same otherwise. It is undecided when its
+sample counts cannot reach p < alpha whatever the times (at alpha 0.01: fewer than {} per side) or
+it is timed on one side only, and missing when BASE has it and CUR does not. Missing and undecided
+cases fail the comparison unless --allow-missing / --allow-undecided; a run marked incomplete
+(interrupted or failed bench) is refused unless --allow-incomplete.
+Exit status: 0 CUR covers BASE without regression; 1 a regression (slower or newly failing), a
+missing or an undecided case; 2 bad usage, an invalid or unreadable file, different GPUs or an
+incomplete run.)";
 
 }  // namespace
 
@@ -38,6 +45,11 @@ int run_compare(const compare_options& options) {
     settings.alpha = options.alpha;
     settings.min_effect = options.min_effect;
     settings.allow_different_gpu = options.allow_different_gpu;
+    settings.allow_missing = options.allow_missing;
+    settings.allow_undecided = options.allow_undecided;
+    settings.allow_incomplete = options.allow_incomplete;
+    settings.base_name = fmt::format("BASE ({})", options.base.string());
+    settings.cur_name = fmt::format("CUR ({})", options.cur.string());
     const report::comparison result = report::compare_results(base, cur, settings);
 
     std::ostringstream table;
@@ -50,7 +62,7 @@ int run_compare(const compare_options& options) {
       if (!out) throw std::runtime_error(fmt::format("cannot write {}", options.out));
     }
     fmt::print("{}\n{}\n", table.str(), summary);
-    return result.has_regression() ? exit_failure : exit_ok;
+    return result.has_failure() ? exit_failure : exit_ok;
   } catch (const std::exception& e) {
     fmt::print(stderr, "fusebench: error: {}\n", e.what());
     return exit_usage;
@@ -69,8 +81,15 @@ void add_compare_command(CLI::App& app, command_action& run) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   sub->add_flag("--allow-different-gpu", options->allow_different_gpu, "Compare runs of different GPUs anyway");
+  sub->add_flag("--allow-missing", options->allow_missing,
+                "Cases of BASE missing from CUR are listed but do not fail (exit 1) the comparison");
+  sub->add_flag("--allow-undecided", options->allow_undecided,
+                "Cases with too few samples to decide are listed but do not fail (exit 1) the comparison");
+  sub->add_flag("--allow-incomplete", options->allow_incomplete,
+                "Compare a run marked incomplete (interrupted or failed bench) instead of refusing it (exit 2)");
   sub->add_option("--out", options->out, "Also write the Markdown table and summary to FILE");
-  sub->footer(compare_examples);
+  // The bound is computed, not typed: the help cannot drift from what compare does.
+  sub->footer(fmt::format(compare_examples, stats::mann_whitney_min_samples(0.01)));
   sub->callback([options, &run]() { run = [options]() { return run_compare(*options); }; });
 }
 

@@ -4,6 +4,8 @@
 #include <iostream>
 #include <memory>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/std.h>
@@ -21,22 +23,97 @@ namespace fb::cli {
 namespace {
 
 constexpr const char* report_examples = R"(Examples:
-  fusebench report results.json --out report/
-      report/report.md, report/report.csv and report/charts/*.png
-  fusebench report reports/baselines/NVIDIA_H200.json --out /tmp/r --format md
+  fusebench report reports/nvidia-h200/results.json --out /tmp/h200-report
+      /tmp/h200-report/report.md (linking its charts), report.csv and charts/*.png
+  fusebench report reports/baselines/nvidia-h200.json --out /tmp/r --format md
       Markdown only
 
-Exit status: 0 written, 2 bad usage or unreadable results file.)";
+The outputs are rendered into a temporary folder inside --out and moved into place only when all
+of them succeeded: report.md and report.csv are replaced, charts/ is replaced as a whole (no chart
+of an earlier render is left behind). A run marked incomplete gets a banner on report.md, an
+"INCOMPLETE RUN" title on every chart and run_complete=false on every CSV row.
+Exit status: 0 written, 2 bad usage, an invalid or unreadable results file, or a failed render
+(gnuplot failing; nothing is replaced then). Without gnuplot the chart scripts are written and a
+warning is printed.)";
 
 bool wants(const report_options& o, std::string_view format) {
   return std::find(o.formats.begin(), o.formats.end(), format) != o.formats.end();
 }
 
-/// An output file that must be fully written; the stream is checked when the report is done.
-std::unique_ptr<std::ofstream> open_output(const std::filesystem::path& path) {
-  auto out = std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc);
-  if (!*out) throw std::runtime_error(fmt::format("cannot write {}", path));
-  return out;
+namespace fs = std::filesystem;
+
+/// A fresh folder inside `out_dir` (same filesystem, so the final moves are renames), removed with
+/// everything in it when the render fails or is done.
+class staging_folder {
+ public:
+  explicit staging_folder(const fs::path& out_dir) {
+    for (int attempt = 0;; ++attempt) {
+      m_path = out_dir / fmt::format(".fusebench-report-{}-{}", ::getpid(), attempt);
+      std::error_code ec;
+      if (fs::create_directory(m_path, ec)) return;
+      if (ec || attempt > 100) throw std::runtime_error(fmt::format("cannot create a folder in {}", out_dir));
+    }
+  }
+  ~staging_folder() {
+    std::error_code ec;
+    fs::remove_all(m_path, ec);  // best effort: a leftover hidden folder is harmless
+  }
+  staging_folder(const staging_folder&) = delete;
+  staging_folder& operator=(const staging_folder&) = delete;
+  [[nodiscard]] const fs::path& get_path() const { return m_path; }
+
+ private:
+  fs::path m_path;
+};
+
+/// Replaces `target` (a file or a folder) by `rendered`. A folder is swapped: the old one is moved
+/// aside first and restored if the new one cannot take its place.
+void move_into_place(const fs::path& rendered, const fs::path& target, const fs::path& aside) {
+  std::error_code ec;
+  const bool had_folder = fs::is_directory(target, ec);
+  if (had_folder) {
+    fs::rename(target, aside, ec);
+    if (ec) throw std::runtime_error(fmt::format("cannot replace {}: {}", target, ec.message()));
+  }
+  fs::rename(rendered, target, ec);
+  if (ec) {
+    if (had_folder) fs::rename(aside, target, ec);
+    throw std::runtime_error(fmt::format("cannot move the rendered {} into place: {}", target, ec.message()));
+  }
+}
+
+/// Renders every requested output into `stage`; returns the names written there, in order.
+std::vector<std::string> render(const report_options& options, report::report_model& model, const fs::path& stage) {
+  std::vector<std::string> written;
+  // Charts first: report.md links the ones that were drawn.
+  if (wants(options, "charts")) {
+    printers::chart_printer charts(stage / "charts", std::cerr, options.gnuplot);
+    charts.print_report(model);  // throws when gnuplot fails: nothing is moved into place then
+    for (report::chart_link link : charts.get_links()) {
+      link.path = "charts/" + link.path;
+      model.charts.push_back(std::move(link));
+    }
+    written.emplace_back("charts");
+  }
+  printers::printer_multiplex text;
+  std::vector<std::pair<std::string, std::unique_ptr<std::ofstream>>> files;
+  const auto add_file_printer = [&](const char* name, auto make) {
+    auto out = std::make_unique<std::ofstream>(stage / name, std::ios::binary | std::ios::trunc);
+    if (!*out) throw std::runtime_error(fmt::format("cannot write {}", stage / name));
+    text.add_printer(make(*out));
+    files.emplace_back(name, std::move(out));
+  };
+  if (wants(options, "md"))
+    add_file_printer("report.md", [](std::ostream& out) { return std::make_unique<printers::markdown_printer>(out); });
+  if (wants(options, "csv"))
+    add_file_printer("report.csv", [](std::ostream& out) { return std::make_unique<printers::csv_printer>(out); });
+  text.print_report(model);
+  for (auto& [name, out] : files) {
+    out->close();
+    if (!*out) throw std::runtime_error(fmt::format("cannot write {}", stage / name));
+    written.push_back(name);
+  }
+  return written;
 }
 
 }  // namespace
@@ -47,39 +124,24 @@ int run_report(const report_options& options) {
       if (f != "md" && f != "csv" && f != "charts")
         throw std::runtime_error(fmt::format("unknown format '{}': expected md, csv or charts", f));
     const results_file results = load_results(options.results);
-    const report::report_model model = report::build_report_model(results);
+    report::report_model model = report::build_report_model(results);
 
     std::error_code ec;
     std::filesystem::create_directories(options.out_dir, ec);
     if (ec) throw std::runtime_error(fmt::format("cannot create {}: {}", options.out_dir, ec.message()));
 
-    printers::printer_multiplex printers;
-    std::vector<std::pair<std::filesystem::path, std::unique_ptr<std::ofstream>>> files;
-    const auto add_file_printer = [&](const char* name, auto make) {
-      const std::filesystem::path path = options.out_dir / name;
-      files.emplace_back(path, open_output(path));
-      printers.add_printer(make(*files.back().second));
-    };
-    if (wants(options, "md"))
-      add_file_printer("report.md", [](std::ostream& out) { return std::make_unique<printers::markdown_printer>(out); });
-    if (wants(options, "csv"))
-      add_file_printer("report.csv", [](std::ostream& out) { return std::make_unique<printers::csv_printer>(out); });
-    printers::chart_printer* charts = nullptr;
-    if (wants(options, "charts")) {
-      auto p = std::make_unique<printers::chart_printer>(options.out_dir / "charts", std::cerr, options.gnuplot);
-      charts = p.get();
-      printers.add_printer(std::move(p));
+    const staging_folder stage(options.out_dir);
+    const std::vector<std::string> written = render(options, model, stage.get_path());
+    for (const std::string& name : written)
+      move_into_place(stage.get_path() / name, options.out_dir / name, stage.get_path() / (name + ".old"));
+    for (const std::string& name : written) {
+      if (name == "charts")
+        fmt::print("fusebench report: wrote {} charts in {}\n", model.charts.size(), (options.out_dir / name).string());
+      else
+        fmt::print("fusebench report: wrote {}\n", (options.out_dir / name).string());
     }
-    printers.print_report(model);
-
-    for (auto& [path, stream] : files) {
-      stream->close();
-      if (!*stream) throw std::runtime_error(fmt::format("cannot write {}", path));
-      fmt::print("fusebench report: wrote {}\n", path.string());
-    }
-    if (charts != nullptr && !charts->get_charts().empty())
-      fmt::print("fusebench report: wrote {} charts in {}\n", charts->get_charts().size(),
-                 (options.out_dir / "charts").string());
+    if (const std::string note = model.get_incomplete_note(); !note.empty())
+      fmt::print(stderr, "fusebench report: warning: {}\n", note);
     return exit_ok;
   } catch (const std::exception& e) {
     fmt::print(stderr, "fusebench: error: {}\n", e.what());

@@ -30,6 +30,9 @@ struct compare_options {
   double min_effect = 0.05;          ///< smallest median change that counts [fraction]
   double alpha = 0.01;               ///< significance level of the Mann-Whitney test [probability]
   bool allow_different_gpu = false;  ///< compare runs of different GPUs anyway
+  bool allow_missing = false;        ///< cases of BASE missing from CUR do not fail the comparison
+  bool allow_undecided = false;      ///< cases with too few samples to decide do not fail the comparison
+  bool allow_incomplete = false;     ///< compare a run marked incomplete instead of refusing it
   std::filesystem::path out;         ///< also write the Markdown table here; empty: stdout only
 };
 
@@ -37,8 +40,10 @@ struct compare_options {
 /// "fusebench: error: ..." on stderr).
 [[nodiscard]] int run_report(const report_options& options);
 
-/// Compares two results files. Returns 0 without regression, 1 with any regression, 2 on a bad
-/// file or bad options, including runs of different GPUs without allow_different_gpu.
+/// Compares two results files. Returns 0 when CUR covers BASE without regression; 1 with a regression,
+/// a case of BASE missing from CUR (unless allow_missing) or a case too thinly sampled to decide
+/// (unless allow_undecided); 2 on a bad file or bad options, including runs of different GPUs without
+/// allow_different_gpu and an incomplete run without allow_incomplete.
 [[nodiscard]] int run_compare(const compare_options& options);
 
 /// Adds `report` to `app`; once parsed, `run` is set to run it. REQUIRES: `run` outlives parsing.

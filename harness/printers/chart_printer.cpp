@@ -59,6 +59,19 @@ std::string script_header(std::string_view png, int width, int height) {
       png, width, height);
 }
 
+/// A gnuplot single-quoted string: a quote inside is doubled.
+std::string gp_quoted(std::string_view text) {
+  std::string out = "'";
+  for (char ch : text) out += ch == '\'' ? std::string("''") : std::string(1, ch);
+  return out + "'";
+}
+
+/// "INCOMPLETE RUN: ... | " before every title, so a chart copied out of the report still says so.
+std::string title_prefix(const report_model& report) {
+  const std::string note = report.get_incomplete_note();
+  return note.empty() ? std::string() : note + " | ";
+}
+
 std::string value_or_nan(double x) { return std::isfinite(x) ? fmt::format("{:.6g}", x) : std::string("NaN"); }
 
 void write_text(const fs::path& path, const std::string& text) {
@@ -117,11 +130,15 @@ bool write_speedup_chart(const fs::path& dir, const report_model& report) {
   extent y;
   y.add(1.0);  // keep the parity line in view
   int points = 0;
+  bool any_ref = false;   // a series without a single point makes gnuplot warn ("no valid points")
+  bool any_tf32 = false;  // and a CPU run has no ref_tf32 at all
   for (const model_report& m : report.models) {
     const sweep_row* row = m.get_default_row();
     if (row == nullptr) continue;
     for (const fused_entry& e : row->fused) {
       if (e.status != fused_status::ok || (!e.vs_ref && !e.vs_ref_tf32)) continue;
+      any_ref = any_ref || e.vs_ref.has_value();
+      any_tf32 = any_tf32 || e.vs_ref_tf32.has_value();
       const std::string label = fused_names > 1 ? fmt::format("{}/{}", m.model, e.cell.implementation) : m.model;
       std::string line = fmt::format("\"{}\"", label);
       for (const auto& r : {e.vs_ref, e.vs_ref_tf32}) {
@@ -138,26 +155,36 @@ bool write_speedup_chart(const fs::path& dir, const report_model& report) {
   }
   if (points == 0) return false;
   write_text(dir / "speedup.dat", data);
+  std::string labels;
+  for (const model_report& m : report.models)
+    if (const sweep_row* row = m.get_default_row(); row != nullptr && labels.find(row->config_label) == std::string::npos)
+      labels += (labels.empty() ? "" : ", ") + row->config_label;
   std::string script = script_header("speedup", 1000, 600);
   script += fmt::format(
-      "set title 'Fused speedup over libtorch, config {}: median ratio with 95% bootstrap interval'\n"
+      "set title {}\n"
       "set ylabel 'speedup (log scale)'\n"
       "set logscale y\n"
       "set yrange {}\n"
       "set xrange [-0.5:{}]\n"
       "set xtics rotate by -20\n"
       "set key below\n"
-      "set arrow from graph 0, first 1 to graph 1, first 1 nohead dashtype 2\n"
-      "plot 'speedup.dat' using ($0-0.1):2:3:4:xtic(1) with yerrorbars pointtype 7 title 'vs ref (fp32, TF32 off)', \\\n"
-      "     '' using ($0+0.1):5:6:7 with yerrorbars pointtype 5 title 'vs ref_tf32'\n",
-      default_config_label, y.log_range(), points - 0.5);
+      "set arrow from graph 0, first 1 to graph 1, first 1 nohead dashtype 2\n",
+      gp_quoted(fmt::format("{}Fused speedup over libtorch, config {}: median ratio with 95% bootstrap interval",
+                            title_prefix(report), labels)),
+      y.log_range(), points - 0.5);
+  std::vector<std::string> plots;
+  if (any_ref) plots.emplace_back("using ($0-0.1):2:3:4:xtic(1) with yerrorbars pointtype 7 title 'vs ref (fp32, TF32 off)'");
+  if (any_tf32)
+    plots.push_back(fmt::format("using ($0+0.1):5:6:7{} with yerrorbars pointtype 5 title 'vs ref_tf32'",
+                                any_ref ? "" : ":xtic(1)"));
+  script += fmt::format("plot 'speedup.dat' {}\n", fmt::join(plots, ", \\\n     '' "));
   write_text(dir / "speedup.gp", script);
   return true;
 }
 
 /// time_vs_size_<model>.{dat,gp}: one line per implementation, median with p10–p90 bars, log-log.
 /// Returns the stem, or nullopt when the model has no timed case at all.
-std::optional<std::string> write_time_chart(const fs::path& dir, const model_report& m) {
+std::optional<std::string> write_time_chart(const fs::path& dir, const report_model& report, const model_report& m) {
   const std::string stem = "time_vs_size_" + file_stem(m.model);
   std::vector<std::string> impls{std::string(ref_impl), std::string(ref_tf32_impl)};
   impls.insert(impls.end(), m.fused_implementations.begin(), m.fused_implementations.end());
@@ -194,10 +221,26 @@ std::optional<std::string> write_time_chart(const fs::path& dir, const model_rep
                                 plots.size(), impl));
   }
   if (plots.empty()) return std::nullopt;
+  // The roofline floor of each config: how far the fused line sits above what no kernel can beat.
+  std::string floors;
+  for (const sweep_row& row : m.rows)
+    for (const impl_cell& c : row.all)
+      if (c.floor && std::isfinite(c.floor->floor_seconds) && c.floor->floor_seconds > 0) {
+        floors += fmt::format("{} {}\n", value_or_nan(row.problem_size), value_or_nan(c.floor->floor_seconds * 1e3));
+        x.add(row.problem_size);
+        y.add(c.floor->floor_seconds * 1e3);
+        break;
+      }
+  if (!floors.empty()) {
+    data += fmt::format("# roofline floor\n{}\n\n", floors);
+    plots.push_back(fmt::format("'{}.dat' index {} using 1:2 with lines dashtype 2 linecolor rgb 'gray40' title "
+                                "'roofline floor (fused algorithm)'",
+                                stem, plots.size()));
+  }
   write_text(dir / (stem + ".dat"), data);
   std::string script = script_header(stem, 900, 600);
   script += fmt::format(
-      "set title '{} (KernelBench #{}): median time vs problem size, bars p10-p90'\n"
+      "set title {}\n"
       "set xlabel 'problem size (elements)'\n"
       "set ylabel 'median time [ms]'\n"
       "set logscale xy\n"
@@ -205,7 +248,9 @@ std::optional<std::string> write_time_chart(const fs::path& dir, const model_rep
       "set yrange {}\n"
       "set xtics ({})\n"
       "set key below\n",
-      m.model, m.kernelbench_id, x.log_range(), y.log_range(), fmt::join(size_tics, ", "));
+      gp_quoted(fmt::format("{}{} (KernelBench #{}): median time vs problem size, bars p10-p90", title_prefix(report),
+                            m.model, m.kernelbench_id)),
+      x.log_range(), y.log_range(), fmt::join(size_tics, ", "));
   std::string plot_line;
   for (const std::string& p : plots)
     plot_line += (plot_line.empty() ? "plot " : ", \\\n     ") + p;
@@ -222,14 +267,22 @@ chart_printer::chart_printer(std::filesystem::path out_dir, std::ostream& warnin
 void chart_printer::do_print_report(const report_model& report) {
   m_charts.clear();
   m_scripts.clear();
+  m_links.clear();
   std::error_code ec;
   fs::create_directories(m_out_dir, ec);
   if (ec) throw std::runtime_error(fmt::format("cannot create chart folder {}: {}", m_out_dir, ec.message()));
 
   std::vector<std::string> stems;
-  if (write_speedup_chart(m_out_dir, report)) stems.emplace_back("speedup");
+  std::vector<chart_link> links;
+  if (write_speedup_chart(m_out_dir, report)) {
+    stems.emplace_back("speedup");
+    links.push_back({"fused speedup over libtorch", "", "speedup.png"});
+  }
   for (const model_report& m : report.models)
-    if (const auto stem = write_time_chart(m_out_dir, m)) stems.push_back(*stem);
+    if (const auto stem = write_time_chart(m_out_dir, report, m)) {
+      stems.push_back(*stem);
+      links.push_back({m.model + ": median time vs problem size", m.model, *stem + ".png"});
+    }
   for (const std::string& stem : stems) m_scripts.push_back(m_out_dir / (stem + ".gp"));
 
   const std::optional<fs::path> gnuplot = find_program(m_gnuplot);
@@ -242,6 +295,7 @@ void chart_printer::do_print_report(const report_model& report) {
     run_gnuplot(*gnuplot, m_out_dir, stem + ".gp");
     m_charts.push_back(m_out_dir / (stem + ".png"));
   }
+  m_links = std::move(links);
 }
 
 }  // namespace fb::printers

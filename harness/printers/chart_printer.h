@@ -11,7 +11,8 @@
 
 namespace fb::printers {
 
-/// Writes `speedup.{dat,gp,png}` and `time_vs_size_<model>.{dat,gp,png}` into a folder. Uses the
+/// Writes `speedup.{dat,gp,png}` and `time_vs_size_<model>.{dat,gp,png}` (with the roofline floor as a
+/// dashed line) into a folder; titles start with "INCOMPLETE RUN: ..." for an incomplete run. Uses the
 /// pngcairo terminal when gnuplot has it (checked in the script through GPVAL_TERMINALS), else png.
 /// When gnuplot is not installed it writes the scripts, prints one warning line and draws nothing:
 /// charts are optional, so that is not an error.
@@ -25,6 +26,9 @@ class chart_printer final : public printer {
   [[nodiscard]] const std::vector<std::filesystem::path>& get_charts() const { return m_charts; }
   /// gnuplot scripts written by the last print_report [paths].
   [[nodiscard]] const std::vector<std::filesystem::path>& get_scripts() const { return m_scripts; }
+  /// The PNGs drawn by the last print_report as links for another printer: title, model ("" for the
+  /// speedup chart) and the file name inside the chart folder.
+  [[nodiscard]] const std::vector<report::chart_link>& get_links() const { return m_links; }
 
  protected:
   /// Throws std::runtime_error when a file cannot be written or gnuplot fails on a script.
@@ -36,6 +40,7 @@ class chart_printer final : public printer {
   std::string m_gnuplot;
   std::vector<std::filesystem::path> m_charts;
   std::vector<std::filesystem::path> m_scripts;
+  std::vector<report::chart_link> m_links;
 };
 
 }  // namespace fb::printers

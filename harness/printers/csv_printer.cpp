@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
+
+#include "harness/printers/detail/format.h"
 
 namespace fb::printers {
 namespace {
@@ -36,9 +39,10 @@ const std::vector<std::string>& csv_printer::get_columns() {
       "model",          "kernelbench_id",     "config_label",      "problem_size",     "implementation",
       "outcome",        "status",             "median_s",          "p10_s",            "p90_s",
       "mean_s",         "stdev_s",            "n",                 "floor_bytes",      "floor_flops",
-      "floor_s",        "percent_of_floor",   "impossible",        "speedup_vs_ref",   "speedup_vs_ref_low",
+      "floor_s",        "time_over_floor",    "impossible",        "speedup_vs_ref",   "speedup_vs_ref_low",
       "speedup_vs_ref_high", "speedup_vs_ref_tf32", "speedup_vs_ref_tf32_low", "speedup_vs_ref_tf32_high",
-      "max_abs_error",  "max_rel_error",      "message",           "config"};
+      "max_abs_error",  "max_err_over_tol",   "decided_by",        "message",          "config",
+      "run_complete"};
   return columns;
 }
 
@@ -60,15 +64,20 @@ void csv_printer::do_print_report(const report_model& report) {
           r.push_back(number(v));
         r.push_back(s ? std::to_string(s->n) : std::string());
         const floor_estimate* f = cell.floor ? &*cell.floor : nullptr;
-        for (double v : {f ? f->bytes : NAN, f ? f->flops : NAN, f ? f->floor_seconds : NAN, f ? f->percent_of_floor : NAN})
+        for (double v : {f ? f->bytes : NAN, f ? f->flops : NAN, f ? f->floor_seconds : NAN})
           r.push_back(number(v));
+        const std::optional<double> over = f && s ? detail::time_over_floor(s->median, f->floor_seconds) : std::nullopt;
+        r.push_back(over ? number(*over) : std::string());
         r.push_back(f ? (f->impossible ? "true" : "false") : std::string());
         append_ratio(r, fused != nullptr ? fused->vs_ref : std::nullopt);
         append_ratio(r, fused != nullptr ? fused->vs_ref_tf32 : std::nullopt);
         r.push_back(number(cell.max_abs_error));
-        r.push_back(number(cell.max_rel_error));
+        r.push_back(number(cell.tolerance_ratio));
+        r.push_back(cell.decided_by ? std::string(to_string(*cell.decided_by)) : std::string());
         r.push_back(csv_field(cell.message));
         r.push_back(csv_field(row.config.is_null() ? std::string() : row.config.dump()));
+        // On every row, so a filtered or concatenated CSV still says its run was cut short.
+        r.push_back(report.status.complete ? "true" : "false");
         fmt::print(m_out, "{}\n", fmt::join(r, ","));
       }
     }

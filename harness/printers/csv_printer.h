@@ -11,6 +11,9 @@ namespace fb::printers {
 
 /// Writes RFC 4180 CSV (comma separated, fields with commas, quotes or newlines quoted) with a
 /// header line. Times are in seconds, numbers in shortest round-trip form, unknown values empty.
+/// time_over_floor is median / floor_s (1 = at the roofline floor, < 1 impossible); max_err_over_tol
+/// is the verification's max |err| / (atol + rtol*|ref|) (<= 1 passes); decided_by is the verdict rule;
+/// run_complete is false on every row of an interrupted or failed run.
 class csv_printer final : public printer {
  public:
   /// REQUIRES: `out` outlives the printer.

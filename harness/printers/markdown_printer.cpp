@@ -1,11 +1,14 @@
 #include "harness/printers/markdown_printer.h"
 
+#include <algorithm>
+#include <cmath>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include "harness/printers/detail/format.h"
 
@@ -60,10 +63,17 @@ std::string speedup_cell(const std::optional<stats::ratio_estimate>& ratio) {
   return ratio ? d::format_ratio(*ratio) : std::string(d::none);
 }
 
+/// time / floor: 1.00× is at the roofline floor, 2× twice its time; below 1× is impossible.
 std::string floor_cell(const fused_entry& e) {
-  if ((e.status != fused_status::ok && e.status != fused_status::impossible) || !e.cell.floor)
+  if ((e.status != fused_status::ok && e.status != fused_status::impossible) || !e.cell.floor || !e.cell.stats)
     return std::string(d::none);
-  return d::format_percent(e.cell.floor->percent_of_floor);
+  return d::format_ratio(d::time_over_floor(e.cell.stats->median, e.cell.floor->floor_seconds));
+}
+
+/// max |err| / (atol + rtol*|ref|) of the verification: <= 1 passes.
+std::string tolerance_cell(const fused_entry& e) {
+  if (e.status == fused_status::missing) return std::string(d::none);
+  return d::format_tolerance_ratio(e.cell.tolerance_ratio);
 }
 
 std::string status_cell(const fused_entry& e) {
@@ -75,10 +85,21 @@ std::string status_cell(const fused_entry& e) {
   }
 }
 
+/// The label the summary's rows come from: "default", or "default/cpu-small" in a scaled CPU run.
+std::string default_labels(const report_model& report) {
+  std::vector<std::string> labels;
+  for (const model_report& m : report.models)
+    if (const sweep_row* row = m.get_default_row();
+        row != nullptr && std::find(labels.begin(), labels.end(), row->config_label) == labels.end())
+      labels.push_back(row->config_label);
+  if (labels.empty()) labels.emplace_back(default_config_label);
+  return fmt::format("`{}`", fmt::join(labels, "`, `"));
+}
+
 void print_summary(std::ostream& out, const report_model& report) {
-  fmt::print(out, "## Summary (config `{}`)\n\n", default_config_label);
+  fmt::print(out, "## Summary (config {})\n\n", default_labels(report));
   table t({"model", "KernelBench", "implementation", "ref", "ref_tf32", "fused", "vs ref", "vs ref_tf32",
-           "% of floor", "status"},
+           "time / floor", "status"},
           {"---", "--:", "---", "--:", "--:", "--:", "--:", "--:", "--:", "---"});
   for (const model_report& m : report.models) {
     const sweep_row* row = m.get_default_row();
@@ -110,15 +131,46 @@ void print_summary(std::ostream& out, const report_model& report) {
   out << "\n";
 }
 
-void print_model(std::ostream& out, const model_report& m) {
+/// Which verdict rule decided the fused cases' verification, so a reader sees how many passed against
+/// the fp32 reference and how many needed the fp64 allowance.
+void print_rules(std::ostream& out, const report_model& report) {
+  int fused_cases = 0;
+  for (const rule_count& r : report.rules) fused_cases += r.cases;
+  if (fused_cases == 0) return;
+  out << "## Verification rules\n\n";
+  table t({"decided by", "fused cases"}, {"---", "--:"});
+  for (const rule_count& r : report.rules) {
+    if (r.cases == 0) continue;
+    t.add_row({r.rule ? fmt::format("`{}`", to_string(*r.rule)) : std::string("not recorded (results file version 1)"),
+               std::to_string(r.cases)});
+  }
+  t.print(out);
+  out << "\n`fp32_reference`: judged against the fp32 reference; `fp64_allowance`: the fp32 reference misses fp64 "
+         "there, so judged against fp64 with the reference's own error as allowance; `none`: values never judged "
+         "(the case threw, was skipped or its config is invalid).\n\n";
+}
+
+/// Markdown image links to the charts drawn beside the report (`model` empty: the run-wide ones).
+void print_charts(std::ostream& out, const report_model& report, const std::string& model) {
+  bool any = false;
+  for (const chart_link& c : report.charts)
+    if (c.model == model) {
+      fmt::print(out, "![{}]({})\n", d::markdown_cell(c.title), c.path);
+      any = true;
+    }
+  if (any) out << "\n";
+}
+
+void print_model(std::ostream& out, const report_model& report, const model_report& m) {
   fmt::print(out, "## {} (KernelBench #{})\n\n", m.model, m.kernelbench_id);
   std::vector<std::string> header{"config", "size", "ref", "ref_tf32"};
   std::vector<std::string> align{"---", "--:", "--:", "--:"};
   for (const std::string& impl : m.fused_implementations) {
     // With one fused implementation the short headers are unambiguous; with several, name them.
     const std::string prefix = m.fused_implementations.size() > 1 ? impl + " " : std::string();
-    header.insert(header.end(), {impl, prefix + "vs ref", prefix + "vs ref_tf32", prefix + "% of floor", prefix + "status"});
-    align.insert(align.end(), {"--:", "--:", "--:", "--:", "---"});
+    header.insert(header.end(), {impl, prefix + "vs ref", prefix + "vs ref_tf32", prefix + "time / floor",
+                                 prefix + "max err / tol", prefix + "status"});
+    align.insert(align.end(), {"--:", "--:", "--:", "--:", "--:", "---"});
   }
   if (m.fused_implementations.empty()) {
     header.emplace_back("status");
@@ -131,7 +183,7 @@ void print_model(std::ostream& out, const model_report& m) {
                                    range_cell(row.ref), range_cell(row.ref_tf32)};
     for (const fused_entry& e : row.fused)
       cells.insert(cells.end(), {fused_time_cell(e, true), speedup_cell(e.vs_ref), speedup_cell(e.vs_ref_tf32),
-                                 floor_cell(e), status_cell(e)});
+                                 floor_cell(e), tolerance_cell(e), status_cell(e)});
     if (row.fused.empty()) cells.emplace_back("reference only");
     t.add_row(std::move(cells));
     for (const impl_cell& cell : row.all)
@@ -142,6 +194,7 @@ void print_model(std::ostream& out, const model_report& m) {
   t.print(out);
   if (!notes.empty()) fmt::print(out, "\nNot passed:\n\n{}\n", fmt::join(notes, "\n"));
   out << "\n";
+  print_charts(out, report, m.model);
 }
 
 void print_environment(std::ostream& out, const run_environment& env) {
@@ -163,6 +216,9 @@ void print_environment(std::ostream& out, const run_environment& env) {
   t.add_row({"measured FP32 peak (FMA)", d::format_rate(env.measured_fp32_peak, "FLOP/s")});
   t.add_row({"sweep", text(env.sweep)});
   t.add_row({"seed", std::to_string(env.seed)});
+  t.add_row({"tolerances (atol, rtol)", std::isfinite(env.atol) && std::isfinite(env.rtol)
+                                            ? fmt::format("{:g}, {:g}", env.atol, env.rtol)
+                                            : std::string(d::none)});
   t.print(out);
 }
 
@@ -171,15 +227,25 @@ void print_environment(std::ostream& out, const run_environment& env) {
 void markdown_printer::do_print_report(const report_model& report) {
   const run_environment& env = report.environment;
   fmt::print(m_out, "# fusebench report\n\n");
+  // First thing on the page: numbers of an interrupted run must not pass for a whole run's.
+  if (const std::string note = report.get_incomplete_note(); !note.empty())
+    fmt::print(m_out,
+               "> **{}.** This report shows only the cases that finished; configs and implementations that "
+               "are absent were never measured. Do not use it as a baseline.\n\n",
+               d::markdown_cell(note));
   fmt::print(m_out, "{} on {}, {}, commit {}.\n\n", env.device.empty() ? std::string("?") : env.device,
              env.gpu_name.empty() ? std::string("host CPU") : env.gpu_name, env.date,
              env.git_commit.empty() ? std::string("unknown") : env.git_commit);
   m_out << "Times are medians, with p10–p90 in parentheses in the per-model tables. A speedup is "
            "median(reference) / median(fused) with its 95% bootstrap interval in brackets; `ref` is libtorch "
-           "fp32 with TF32 off, `ref_tf32` is libtorch with TF32 allowed. % of floor is the roofline floor "
-           "divided by the median (100% = at the floor). FAIL and SKIP cases never show a speedup.\n\n";
+           "fp32 with TF32 off, `ref_tf32` is libtorch with TF32 allowed. time / floor is the median divided by "
+           "the roofline floor (1.00× = at the floor, 2× = twice the floor's time; below 1× is IMPOSSIBLE). "
+           "max err / tol is the verification's largest |fused − ref| / (atol + rtol·|ref|): at most 1 passes, "
+           "0.1 uses a tenth of the tolerance. FAIL and SKIP cases never show a speedup.\n\n";
   print_summary(m_out, report);
-  for (const model_report& m : report.models) print_model(m_out, m);
+  print_charts(m_out, report, "");
+  print_rules(m_out, report);
+  for (const model_report& m : report.models) print_model(m_out, report, m);
   print_environment(m_out, env);
 }
 

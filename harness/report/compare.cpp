@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include "harness/printers/detail/format.h"
 #include "harness/stats/mann_whitney.h"
@@ -27,15 +28,26 @@ std::optional<double> median_of(const case_result* c) {
 void judge_timing(case_comparison& out, const case_result& base, const case_result& cur, const compare_settings& s) {
   out.base_median = median_of(&base);
   out.cur_median = median_of(&cur);
-  if (!out.base_median || !out.cur_median) {
+  if (!out.base_median && !out.cur_median) {
     out.note = "not timed";
+    return;
+  }
+  if (!out.base_median || !out.cur_median) {
+    // Timed on one side only: nothing to compare, and nothing that shows the other side is no slower.
+    out.result = verdict::undecided;
+    out.note = out.base_median ? "not timed in CUR" : "not timed in BASE";
     return;
   }
   out.ratio = *out.cur_median / *out.base_median;
   const std::vector<double>& a = base.stats->samples;
   const std::vector<double>& b = cur.stats->samples;
-  if (a.size() < 2 || b.size() < 2) {
-    out.note = "too few samples for a rank test";  // a median alone cannot tell noise from change
+  // A median alone cannot tell noise from change, and with too few samples no data can reach p < alpha:
+  // calling such a case "same" would pass a 3x slowdown measured twice.
+  if (a.empty() || b.empty() || stats::mann_whitney_min_p_value(a.size(), b.size()) >= s.alpha) {
+    out.result = verdict::undecided;
+    out.note = fmt::format("n = {} vs {}: a rank test cannot reach p < {} with so few samples (needs {} per side)",
+                           a.size(), b.size(), s.alpha, stats::mann_whitney_min_samples(s.alpha));
+    if (!a.empty() && !b.empty()) out.p_value = stats::mann_whitney_u(a, b).p_value;
     return;
   }
   out.p_value = stats::mann_whitney_u(a, b).p_value;
@@ -55,6 +67,7 @@ std::string_view to_string(verdict v) {
     case verdict::faster: return "faster";
     case verdict::slower: return "slower";
     case verdict::same: return "same";
+    case verdict::undecided: return "undecided";
     case verdict::missing: return "missing";
     case verdict::added: return "new";
     case verdict::fail: return "fail";
@@ -67,6 +80,10 @@ std::string case_comparison::get_name() const { return fmt::format("{}/{}/{}", m
 
 bool comparison::has_regression() const {
   return std::any_of(cases.begin(), cases.end(), [](const case_comparison& c) { return c.regression; });
+}
+
+bool comparison::has_failure() const {
+  return std::any_of(cases.begin(), cases.end(), [](const case_comparison& c) { return c.failing; });
 }
 
 std::size_t comparison::count(verdict v) const {
@@ -84,8 +101,18 @@ comparison compare_results(const results_file& base, const results_file& cur, co
         "BASE was measured on '{}' and CUR on '{}': timings of different GPUs are not comparable "
         "(pass --allow-different-gpu to compare anyway)",
         base.environment.gpu_name, cur.environment.gpu_name));
+  // An interrupted or failed run holds only the cases it finished: comparing it as if it were whole
+  // would report "no regression" for everything it never measured.
+  for (const auto& [name, run] : {std::pair{&settings.base_name, &base}, std::pair{&settings.cur_name, &cur}})
+    if (!run->status.complete && !settings.allow_incomplete)
+      throw compare_error(fmt::format("{} is an incomplete run ({}): pass --allow-incomplete to compare its "
+                                      "finished cases anyway",
+                                      *name, run->status.incomplete_reason.empty()
+                                                 ? std::string("no reason recorded")
+                                                 : run->status.incomplete_reason));
 
-  // Last occurrence wins, as in the report: a re-run of a case overrides the first attempt.
+  // Files repeat no case (results_from_json refuses that); for results built in memory the last
+  // occurrence wins, as in the report.
   std::map<key, const case_result*> cur_by_key;
   for (const case_result& c : cur.cases) cur_by_key[key_of(c)] = &c;
   std::map<key, const case_result*> base_by_key;
@@ -124,6 +151,8 @@ comparison compare_results(const results_file& base, const results_file& cur, co
     } else {
       judge_timing(out, *b, *c, settings);
     }
+    out.failing = out.regression || (out.result == verdict::missing && !settings.allow_missing) ||
+                  (out.result == verdict::undecided && !settings.allow_undecided);
     result.cases.push_back(std::move(out));
   }
   return result;
@@ -139,23 +168,52 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
     const std::string ratio = cc.ratio ? fmt::format("{:.3f}", *cc.ratio) : std::string(d::none);
     const std::string p = cc.p_value ? fmt::format("{:.2g}", *cc.p_value) : std::string(d::none);
     std::string shown(to_string(cc.result));
-    if (cc.regression) shown = fmt::format("**{}**", shown);  // regressions stand out in a PR comment
+    if (cc.failing) shown = fmt::format("**{}**", shown);  // what fails the gate stands out in a PR comment
     if (!cc.note.empty()) shown += fmt::format(" ({})", d::markdown_cell(cc.note));
     fmt::print(out, "| {} | {} | {} | {} | {} | {} |\n", d::markdown_cell(cc.get_name()), base, cur, ratio, p, shown);
   }
 }
 
+namespace {
+
+/// "3 cases missing from CUR: a, b, c, d, e and 7 more (...)": the first few by name, so a truncated
+/// run is recognisable at a glance without flooding a CI log with hundreds of lines.
+std::string gap_line(const comparison& c, verdict v, std::string_view what, bool allowed, std::string_view flag) {
+  constexpr std::size_t shown = 5;
+  std::vector<std::string> names;
+  for (const case_comparison& x : c.cases)
+    if (x.result == v) names.push_back(v == verdict::undecided ? fmt::format("{} ({})", x.get_name(), x.note) : x.get_name());
+  if (names.empty()) return {};
+  const std::size_t total = names.size();
+  if (total > shown) names.resize(shown);
+  return fmt::format("\n{} {} {}: {}{}{}", total, total == 1 ? "case" : "cases", what, fmt::join(names, ", "),
+                     total > shown ? fmt::format(" and {} more", total - shown) : std::string(),
+                     allowed ? std::string(" (accepted by " + std::string(flag) + ")")
+                             : fmt::format(" (a failure; {} accepts them)", flag));
+}
+
+}  // namespace
+
 std::string comparison_summary(const comparison& c) {
   const auto newly_failing = static_cast<std::size_t>(std::count_if(
       c.cases.begin(), c.cases.end(), [](const case_comparison& x) { return x.result == verdict::fail && x.regression; }));
   const std::string counts = fmt::format(
-      "{} faster, {} same, {} fixed, {} failing, {} missing, {} new of {} cases (alpha {}, min effect {}%)",
-      c.count(verdict::faster), c.count(verdict::same), c.count(verdict::fixed), c.count(verdict::fail),
-      c.count(verdict::missing), c.count(verdict::added), c.cases.size(), c.settings.alpha,
+      "{} faster, {} same, {} undecided, {} fixed, {} failing, {} missing, {} new of {} cases (alpha {}, min effect {}%)",
+      c.count(verdict::faster), c.count(verdict::same), c.count(verdict::undecided), c.count(verdict::fixed),
+      c.count(verdict::fail), c.count(verdict::missing), c.count(verdict::added), c.cases.size(), c.settings.alpha,
       c.settings.min_effect * 100.0);
+  std::string head;
   if (c.has_regression())
-    return fmt::format("REGRESSION: {} slower, {} newly failing; {}", c.count(verdict::slower), newly_failing, counts);
-  return fmt::format("no regression: {}", counts);
+    head = fmt::format("REGRESSION: {} slower, {} newly failing; {}", c.count(verdict::slower), newly_failing, counts);
+  else if (c.has_failure())
+    head = fmt::format("FAIL: no slower case found, but {} does not cover {}; {}", c.settings.cur_name,
+                       c.settings.base_name, counts);
+  else
+    head = fmt::format("no regression: {}", counts);
+  return head +
+         gap_line(c, verdict::missing, fmt::format("of {} missing from {}", c.settings.base_name, c.settings.cur_name),
+                  c.settings.allow_missing, "--allow-missing") +
+         gap_line(c, verdict::undecided, "undecided", c.settings.allow_undecided, "--allow-undecided");
 }
 
 }  // namespace fb::report

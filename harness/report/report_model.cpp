@@ -9,7 +9,8 @@ namespace fb::report {
 namespace {
 
 impl_cell make_cell(const case_result& c) {
-  return impl_cell{c.implementation, c.outcome, c.message, c.max_abs_error, c.max_rel_error, c.stats, c.floor};
+  return impl_cell{c.implementation, c.outcome,      c.message, c.max_abs_error, c.max_rel_error,
+                   c.tolerance_ratio, c.decided_by, c.stats,   c.floor};
 }
 
 fused_status status_of(const impl_cell& cell) {
@@ -45,6 +46,21 @@ int role_rank(std::string_view implementation) {
 
 }  // namespace
 
+bool is_default_label(std::string_view label) {
+  return label == default_config_label ||
+         (label.size() > default_config_label.size() && label.substr(0, default_config_label.size()) == default_config_label &&
+          label[default_config_label.size()] == '/');
+}
+
+std::string report_model::get_incomplete_note() const {
+  if (status.complete) return {};
+  std::string note = "INCOMPLETE RUN: ";
+  note += status.incomplete_reason.empty() ? std::string("no reason recorded") : status.incomplete_reason;
+  if (status.planned_cases > 0 && status.incomplete_reason.find(" of ") == std::string::npos)
+    note += " (" + std::to_string(cases) + " of " + std::to_string(status.planned_cases) + " cases)";
+  return note;
+}
+
 bool is_fused_implementation(std::string_view implementation) {
   return implementation != ref_impl && implementation != ref_tf32_impl;
 }
@@ -63,13 +79,22 @@ std::string_view to_string(fused_status status) {
 
 const sweep_row* model_report::get_default_row() const {
   for (const sweep_row& row : rows)
-    if (row.config_label == default_config_label) return &row;
+    if (is_default_label(row.config_label)) return &row;
   return nullptr;
 }
 
 report_model build_report_model(const results_file& results) {
   report_model report;
   report.environment = results.environment;
+  report.status = results.status;
+  report.cases = results.cases.size();
+  for (verdict_rule r : all_verdict_rules) report.rules.push_back({r, 0});
+  report.rules.push_back({std::nullopt, 0});
+  for (const case_result& c : results.cases) {
+    if (!is_fused_implementation(c.implementation)) continue;
+    for (rule_count& r : report.rules)
+      if (r.rule == c.decided_by) ++r.cases;
+  }
 
   // model -> config label -> implementation -> case; std::map keeps "the last one wins" simple.
   struct model_cases {

@@ -14,8 +14,13 @@ namespace fb::report {
 /// Implementation names with a fixed role; every other name is a fused implementation.
 inline constexpr std::string_view ref_impl = "ref";            ///< libtorch fp32, TF32 off: the exact reference
 inline constexpr std::string_view ref_tf32_impl = "ref_tf32";  ///< libtorch with TF32 allowed: informational
-/// Config label of the default config, used by the summary, the geomean and the speedup chart.
+/// Config label of the default config, used by the summary, the geomean and the speedup chart. A
+/// label "default/<variant>" (e.g. "default/cpu-small", the default scaled down for a CPU run) is the
+/// default of its run too: a run holds one default per model, whatever it was scaled to.
 inline constexpr std::string_view default_config_label = "default";
+
+/// True for "default" and "default/<variant>".
+[[nodiscard]] bool is_default_label(std::string_view label);
 
 /// True for implementations other than ref and ref_tf32.
 [[nodiscard]] bool is_fused_implementation(std::string_view implementation);
@@ -27,6 +32,8 @@ struct impl_cell {
   std::string message;                  ///< why it did not pass
   double max_abs_error = 0.0;           ///< against the reference
   double max_rel_error = 0.0;           ///< against the reference
+  double tolerance_ratio = 0.0;         ///< max |err| / (atol + rtol*|ref|) at verification; NaN when unknown
+  std::optional<verdict_rule> decided_by;  ///< verdict rule of the verification; nullopt when not recorded
   std::optional<timing_stats> stats;    ///< absent when not timed
   std::optional<floor_estimate> floor;  ///< absent when no floor is known
   /// True when it passed and has a median, i.e. its time may be shown and compared.
@@ -71,7 +78,7 @@ struct model_report {
   int kernelbench_id = 0;                          ///< KernelBench level-2 number
   std::vector<std::string> fused_implementations;  ///< sorted names; empty for a reference-only model
   std::vector<sweep_row> rows;                     ///< by problem size, then config label
-  /// The row labelled "default", if any.
+  /// The row whose label is_default_label ("default", "default/cpu-small"), if any.
   [[nodiscard]] const sweep_row* get_default_row() const;
 };
 
@@ -84,15 +91,34 @@ struct geomean_entry {
   int models_vs_ref_tf32 = 0;         ///< [count]
 };
 
+/// How many fused cases one verdict rule decided.
+struct rule_count {
+  std::optional<verdict_rule> rule;  ///< nullopt: not recorded (results file version 1)
+  int cases = 0;                     ///< fused cases [count]
+};
+
+/// A chart drawn for the report, for printers that link to it.
+struct chart_link {
+  std::string title;  ///< e.g. "speedup", "convt2d_mul_gap: time vs size"
+  std::string model;  ///< the model it belongs to; empty for the speedup chart
+  std::string path;   ///< relative to the report folder, e.g. "charts/speedup.png"
+};
+
 /// Everything a printer needs.
 struct report_model {
   run_environment environment;          ///< copied from the results file
+  run_status status;                    ///< complete, or why not: printers show it prominently
+  std::size_t cases = 0;                ///< cases in the results file [count]
   std::vector<model_report> models;     ///< by KernelBench number
   std::vector<geomean_entry> geomeans;  ///< one per fused implementation name
+  std::vector<rule_count> rules;        ///< fused cases per verdict rule, in all_verdict_rules order, then unrecorded
+  std::vector<chart_link> charts;       ///< charts drawn beside the report; empty when none (filled by `report`)
+  /// "INCOMPLETE RUN: interrupted by SIGINT after 3 of 12 cases", or "" for a complete run.
+  [[nodiscard]] std::string get_incomplete_note() const;
 };
 
-/// Regroups a results file. Cases with the same (model, config_label, implementation) keep the last
-/// one (a re-run overrides). Speedups use stats::ratio_interval with its default, fixed seed, so
+/// Regroups a results file. A file read by load_results holds each (model, config_label,
+/// implementation) once; a results_file built in memory with repeats keeps the last one. Speedups use stats::ratio_interval with its default, fixed seed, so
 /// the report of a file is always the same.
 [[nodiscard]] report_model build_report_model(const results_file& results);
 

@@ -56,7 +56,10 @@ nlohmann::json to_gbench_json(const results_file& results) {
                {"caches", json::array()},
                {"library_build_type", library_build_type(env.build_type)},
                // Extra context keys are allowed by the format and ignored by compare.py.
-               {"fusebench_schema_version", results.version},
+               {"fusebench_schema_version", results_schema_version},
+               // compare.py cannot tell an interrupted run from a finished one; a reader of this file can.
+               {"fusebench_complete", results.status.complete},
+               {"fusebench_incomplete_reason", results.status.incomplete_reason},
                {"device", env.device},
                {"gpu_name", env.gpu_name},
                {"driver", env.driver},

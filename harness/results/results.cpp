@@ -4,9 +4,12 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "harness/results/detail/atomic_file.h"
 #include "harness/stats/summary.h"
@@ -34,7 +37,9 @@ json to_json(const run_environment& env) {
               {"measured_bandwidth", number_or_null(env.measured_bandwidth)},
               {"measured_fp32_peak", number_or_null(env.measured_fp32_peak)},
               {"sweep", env.sweep},
-              {"seed", env.seed}};
+              {"seed", env.seed},
+              {"atol", number_or_null(env.atol)},
+              {"rtol", number_or_null(env.rtol)}};
 }
 
 json to_json(const timing_stats& s) {
@@ -64,7 +69,9 @@ json to_json(const case_result& c) {
          {"outcome", std::string(to_string(c.outcome))},
          {"message", c.message},
          {"max_abs_error", number_or_null(c.max_abs_error)},
-         {"max_rel_error", number_or_null(c.max_rel_error)}};
+         {"max_rel_error", number_or_null(c.max_rel_error)},
+         {"tolerance_ratio", number_or_null(c.tolerance_ratio)}};
+  j["decided_by"] = c.decided_by ? json(std::string(to_string(*c.decided_by))) : json(nullptr);
   j["stats"] = c.stats ? to_json(*c.stats) : json(nullptr);
   j["floor"] = c.floor ? to_json(*c.floor) : json(nullptr);
   return j;
@@ -110,6 +117,18 @@ class field_reader {
     return get_number(require(object, parent, key), join(parent, key));
   }
 
+  /// A time or spread [seconds]: a finite number >= 0. null (a NaN when written), infinity or a
+  /// negative time means the run measured nothing usable.
+  [[nodiscard]] double get_time(const json& value, const std::string& path) const {
+    if (value.is_null()) fail(fmt::format("field {} is null, expected a time in seconds", path));
+    const double t = get_number(value, path);
+    if (!std::isfinite(t) || t < 0.0) fail(fmt::format("field {} is {}, expected a finite time >= 0 seconds", path, t));
+    return t;
+  }
+  [[nodiscard]] double get_time(const json& object, std::string_view parent, const char* key) const {
+    return get_time(require(object, parent, key), join(parent, key));
+  }
+
   [[nodiscard]] std::int64_t get_integer(const json& object, std::string_view parent, const char* key) const {
     const json& v = require(object, parent, key);
     if (!v.is_number_integer()) mistyped(join(parent, key), v, "an integer");
@@ -146,7 +165,7 @@ class field_reader {
   std::string m_source;
 };
 
-run_environment environment_from_json(const field_reader& r, const json& j, const std::string& p) {
+run_environment environment_from_json(const field_reader& r, const json& j, const std::string& p, int version) {
   r.expect_object(j, p);
   run_environment env;
   env.device = r.get_string(j, p, "device");
@@ -164,25 +183,37 @@ run_environment environment_from_json(const field_reader& r, const json& j, cons
   env.measured_fp32_peak = r.get_number(j, p, "measured_fp32_peak");
   env.sweep = r.get_string(j, p, "sweep");
   env.seed = r.get_unsigned(j, p, "seed");
+  if (version >= 2) {
+    env.atol = r.get_number(j, p, "atol");
+    env.rtol = r.get_number(j, p, "rtol");
+  }
   return env;
 }
 
 timing_stats stats_from_json(const field_reader& r, const json& j, const std::string& p) {
   r.expect_object(j, p);
   timing_stats s;
-  s.median = r.get_number(j, p, "median");
-  s.p10 = r.get_number(j, p, "p10");
-  s.p90 = r.get_number(j, p, "p90");
-  s.mean = r.get_number(j, p, "mean");
-  s.stdev = r.get_number(j, p, "stdev");
+  s.median = r.get_time(j, p, "median");
+  s.p10 = r.get_time(j, p, "p10");
+  s.p90 = r.get_time(j, p, "p90");
+  s.mean = r.get_time(j, p, "mean");
+  s.stdev = r.get_time(j, p, "stdev");
   s.n = r.get_integer(j, p, "n");
   const json& samples = r.require(j, p, "samples");
   const std::string samples_path = field_reader::join(p, "samples");
   if (!samples.is_array())
     r.fail(fmt::format("field {} has type {}, expected an array", samples_path, samples.type_name()));
   s.samples.reserve(samples.size());
-  for (std::size_t i = 0; i < samples.size(); ++i)
-    s.samples.push_back(r.get_number(samples[i], fmt::format("{}[{}]", samples_path, i)));
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const std::string path = fmt::format("{}[{}]", samples_path, i);
+    s.samples.push_back(r.get_time(samples[i], path));
+  }
+  // A summary without its samples cannot be tested for a change, and one whose n disagrees with them
+  // was not written by `bench`: compare would judge numbers nobody measured.
+  if (s.samples.empty()) r.fail(fmt::format("field {} is empty, but the stats say n = {}", samples_path, s.n));
+  if (s.n != static_cast<std::int64_t>(s.samples.size()))
+    r.fail(fmt::format("field {} is {}, but {} holds {} samples", field_reader::join(p, "n"), s.n, samples_path,
+                       s.samples.size()));
   return s;
 }
 
@@ -197,7 +228,7 @@ floor_estimate floor_from_json(const field_reader& r, const json& j, const std::
   return f;
 }
 
-case_result case_from_json(const field_reader& r, const json& j, const std::string& p) {
+case_result case_from_json(const field_reader& r, const json& j, const std::string& p, int version) {
   r.expect_object(j, p);
   case_result c;
   c.model = r.get_string(j, p, "model");
@@ -219,6 +250,20 @@ case_result case_from_json(const field_reader& r, const json& j, const std::stri
   c.message = r.get_string(j, p, "message");
   c.max_abs_error = r.get_number(j, p, "max_abs_error");
   c.max_rel_error = r.get_number(j, p, "max_rel_error");
+  if (version >= 2) {
+    c.tolerance_ratio = r.get_number(j, p, "tolerance_ratio");
+    const json& rule = r.require(j, p, "decided_by");
+    const std::string path = field_reader::join(p, "decided_by");
+    if (!rule.is_null()) {
+      if (!rule.is_string()) r.fail(fmt::format("field {} has type {}, expected a string", path, rule.type_name()));
+      c.decided_by = verdict_rule_from_string(rule.get<std::string>());
+      if (!c.decided_by) {
+        std::vector<std::string_view> names;
+        for (verdict_rule known : all_verdict_rules) names.push_back(to_string(known));
+        r.fail(fmt::format("field {} is \"{}\", expected one of {}", path, rule.get<std::string>(), fmt::join(names, ", ")));
+      }
+    }
+  }
   // stats and floor are optional: absent or null means "not timed" / "no floor".
   if (const auto it = j.find("stats"); it != j.end() && !it->is_null())
     c.stats = stats_from_json(r, *it, field_reader::join(p, "stats"));
@@ -257,8 +302,12 @@ floor_estimate make_floor_estimate(double bytes, double flops, double bandwidth,
 nlohmann::json results_to_json(const results_file& results) {
   json cases = json::array();
   for (const case_result& c : results.cases) cases.push_back(to_json(c));
+  // Always the current version: the writer writes this version's fields, whatever was read.
   return json{{"schema", results.schema},
-              {"version", results.version},
+              {"version", results_schema_version},
+              {"complete", results.status.complete},
+              {"incomplete_reason", results.status.incomplete_reason},
+              {"planned_cases", results.status.planned_cases},
               {"environment", to_json(results.environment)},
               {"cases", std::move(cases)}};
 }
@@ -275,19 +324,39 @@ results_file results_from_json(const nlohmann::json& doc, std::string_view sourc
   const auto version = doc.find("version");
   if (version == doc.end() || !version->is_number_integer())
     r.fail("field version is missing or not an integer");
-  if (version->get<std::int64_t>() != results_schema_version)
-    r.fail(fmt::format("version {} is not supported: this fusebench reads version {} only", version->dump(),
-                       results_schema_version));
+  const std::int64_t v = version->get<std::int64_t>();
+  if (v < oldest_results_schema_version || v > results_schema_version)
+    r.fail(fmt::format("version {} is not supported: this fusebench reads versions {} to {}", version->dump(),
+                       oldest_results_schema_version, results_schema_version));
 
   results_file results;
   results.schema = std::string(results_schema_name);
-  results.version = results_schema_version;
-  results.environment = environment_from_json(r, r.require(doc, "", "environment"), "environment");
+  results.version = static_cast<int>(v);
+  if (v >= 2) {
+    results.status.complete = r.get_bool(doc, "", "complete");
+    results.status.incomplete_reason = r.get_string(doc, "", "incomplete_reason");
+    results.status.planned_cases = r.get_integer(doc, "", "planned_cases");
+    if (results.status.planned_cases < 0)
+      r.fail(fmt::format("field planned_cases is {}, expected a count >= 0", results.status.planned_cases));
+  }
+  results.environment = environment_from_json(r, r.require(doc, "", "environment"), "environment", results.version);
   const json& cases = r.require(doc, "", "cases");
   if (!cases.is_array()) r.fail(fmt::format("field cases has type {}, expected an array", cases.type_name()));
   results.cases.reserve(cases.size());
-  for (std::size_t i = 0; i < cases.size(); ++i)
-    results.cases.push_back(case_from_json(r, cases[i], fmt::format("cases[{}]", i)));
+  std::map<std::tuple<std::string, std::string, std::string>, std::size_t> seen;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    case_result c = case_from_json(r, cases[i], fmt::format("cases[{}]", i), results.version);
+    // One measurement per case: with two, report and compare would each have to guess which counts.
+    const auto [it, inserted] = seen.emplace(std::make_tuple(c.model, c.config_label, c.implementation), i);
+    if (!inserted)
+      r.fail(fmt::format("cases[{}] and cases[{}] are the same case {}/{}/{}", it->second, i, c.model,
+                         c.config_label, c.implementation));
+    results.cases.push_back(std::move(c));
+  }
+  const auto held = static_cast<std::int64_t>(results.cases.size());
+  if (results.status.complete && results.status.planned_cases > 0 && held != results.status.planned_cases)
+    r.fail(fmt::format("complete is true, but the file holds {} of {} planned cases", held,
+                       results.status.planned_cases));
   return results;
 }
 
@@ -311,6 +380,10 @@ results_file load_results(const std::filesystem::path& path) {
     if (const auto cut = detail.find("] "); cut != std::string_view::npos) detail.remove_prefix(cut + 2);
     throw results_error(fmt::format("results file '{}' is not valid JSON (truncated or corrupt?) at byte {}: {}",
                                     name, e.byte, detail));
+  } catch (const json::exception& e) {  // e.g. a number beyond double's range (1e999)
+    std::string_view detail = e.what();
+    if (const auto cut = detail.find("] "); cut != std::string_view::npos) detail.remove_prefix(cut + 2);
+    throw results_error(fmt::format("results file '{}' is not valid JSON: {}", name, detail));
   }
   return results_from_json(doc, name);
 }

@@ -3,6 +3,7 @@
 /// `compare` read. Plain structs, torch-free and CUDA-free, so that every tool can use them.
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -17,8 +18,13 @@ namespace fb {
 
 /// Name written in the "schema" field of every results file.
 inline constexpr std::string_view results_schema_name = "fusebench-results";
-/// Version this build writes and the only one it reads; bump it when a field changes meaning.
-inline constexpr int results_schema_version = 1;
+/// Version this build writes; bump it when a field changes meaning. Version 2 added the run status
+/// (complete, incomplete_reason, planned_cases), the verification tolerances (environment.atol,
+/// environment.rtol) and per case decided_by and tolerance_ratio.
+inline constexpr int results_schema_version = 2;
+/// Oldest version this build reads. Version 1 files have no run status and are read as complete runs
+/// (they were only ever committed from runs that finished), with decided_by and tolerance_ratio unknown.
+inline constexpr int oldest_results_schema_version = 1;
 
 /// Where and how a run was measured; compare refuses to mix runs of different GPUs.
 struct run_environment {
@@ -37,6 +43,16 @@ struct run_environment {
   double measured_fp32_peak = 0.0;  ///< calibrated FMA kernel [FLOP/s]
   std::string sweep;                ///< name of the config sweep that was run, e.g. "default" or "batch"
   std::uint64_t seed = 0;           ///< seed of inputs and parameters
+  double atol = std::numeric_limits<double>::quiet_NaN();  ///< absolute tolerance of the verification; NaN: unknown
+  double rtol = std::numeric_limits<double>::quiet_NaN();  ///< relative tolerance of the verification; NaN: unknown
+};
+
+/// Whether a run finished. `bench` writes the file after every case with complete = false and sets it
+/// true only once every planned case is in, so a run killed at any instant reads as incomplete.
+struct run_status {
+  bool complete = true;            ///< every planned case finished
+  std::string incomplete_reason;   ///< e.g. "interrupted by SIGINT after 10 of 12 cases"; empty when complete
+  std::int64_t planned_cases = 0;  ///< cases the run planned [count]; 0 when not recorded (version 1)
 };
 
 /// Summary of the timed repetitions of one case.
@@ -70,7 +86,14 @@ struct case_result {
   fb::outcome outcome = fb::outcome::not_run;  ///< verification result
   std::string message;                  ///< why it did not pass; empty when it passed
   double max_abs_error = 0.0;           ///< against the reference; NaN when not computed
-  double max_rel_error = 0.0;           ///< against the reference; NaN when not computed
+  double max_rel_error = 0.0;           ///< against the reference; NaN when not computed. Huge where the
+                                        ///< reference is near 0: read tolerance_ratio instead
+  /// Largest |got - ref| / (atol + rtol*|ref|) over the output at verification: <= 1 passes, 0.1 means a
+  /// tenth of the tolerance used. NaN when not computed (references, version 1 files).
+  double tolerance_ratio = std::numeric_limits<double>::quiet_NaN();
+  /// Verdict rule that decided a fused case's verification; verdict_rule::none for timing-only rows
+  /// (ref, ref_tf32) and cases whose values were never judged; nullopt when not recorded (version 1).
+  std::optional<verdict_rule> decided_by;
   std::optional<timing_stats> stats;    ///< absent when the case was not timed
   std::optional<floor_estimate> floor;  ///< absent when the model declares no floor
 };
@@ -80,6 +103,7 @@ struct results_file {
   std::string schema = std::string(results_schema_name);  ///< always "fusebench-results"
   int version = results_schema_version;                   ///< schema version
   run_environment environment;                            ///< where it was measured
+  run_status status;                                      ///< complete, or why not
   std::vector<case_result> cases;                         ///< in the order they finished
 };
 
@@ -103,7 +127,9 @@ class results_error : public std::runtime_error {
 
 /// Parses and validates a results document. `source` names it in error messages.
 /// Throws results_error naming the field path (e.g. `cases[3].stats.median`) on a missing or
-/// mistyped field, a wrong schema name or an unsupported version.
+/// mistyped field, a wrong schema name or an unsupported version, and on contents no run can produce:
+/// stats with null, negative or non-finite times, empty samples, n not matching the samples, the same
+/// (model, config_label, implementation) twice, or a complete run holding fewer cases than it planned.
 [[nodiscard]] results_file results_from_json(const nlohmann::json& doc, std::string_view source);
 
 /// Reads a results file. Throws results_error for a missing file, corrupt or truncated JSON (with

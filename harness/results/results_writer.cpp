@@ -1,5 +1,7 @@
 #include "harness/results/results_writer.h"
 
+#include <fmt/format.h>
+
 #include "harness/results/gbench_json.h"
 
 namespace fb {
@@ -8,6 +10,7 @@ results_writer::results_writer(std::filesystem::path path, run_environment envir
                                std::filesystem::path gbench_path)
     : m_path(std::move(path)), m_gbench_path(std::move(gbench_path)) {
   m_results.environment = std::move(environment);
+  m_results.status.complete = false;
   flush();
 }
 
@@ -21,7 +24,34 @@ void results_writer::set_environment(run_environment environment) {
   flush();
 }
 
-void results_writer::flush() const {
+void results_writer::set_planned_cases(std::int64_t planned) {
+  m_results.status.planned_cases = planned;
+  flush();
+}
+
+void results_writer::finish() {
+  m_results.status.complete = true;
+  m_results.status.incomplete_reason.clear();
+  m_explicit_reason = false;
+  flush();
+}
+
+void results_writer::mark_incomplete(std::string reason) {
+  m_results.status.complete = false;
+  m_results.status.incomplete_reason = std::move(reason);
+  m_explicit_reason = true;
+  flush();
+}
+
+void results_writer::flush() {
+  // Until finish() or mark_incomplete(), what a reader sees is a run in progress or one that was
+  // killed without a chance to say so (SIGKILL, power loss): the reason says both, with the count.
+  if (!m_results.status.complete && !m_explicit_reason)
+    m_results.status.incomplete_reason =
+        m_results.status.planned_cases > 0
+            ? fmt::format("not finished (still running, or killed): {} of {} planned cases written",
+                          m_results.cases.size(), m_results.status.planned_cases)
+            : fmt::format("not finished (still running, or killed): {} cases written", m_results.cases.size());
   // Rewriting everything is O(cases) per case; a run has at most a few hundred cases, and a
   // self-contained file per step is what makes the crash safety trivial to reason about.
   save_results(m_results, m_path);

@@ -9,6 +9,9 @@ namespace fb {
 /// Owns the results of one run and rewrites the whole file after every finished case: the new
 /// content goes to `path.tmp`, which is then rename()d over `path`. At any instant `path` is a
 /// complete, loadable file (at worst one case behind), whatever kills the process.
+///
+/// The file says "complete": false until finish() is called, so a run that is killed, interrupted
+/// or fails is never mistaken for a finished one; its incomplete_reason says how far it got.
 class results_writer {
  public:
   /// Writes the file at once with no cases, so even a run that dies in its first case leaves a
@@ -22,17 +25,28 @@ class results_writer {
   /// Replaces the environment (e.g. once bandwidth is measured) and rewrites both files.
   void set_environment(run_environment environment);
 
+  /// Records how many cases the run will write [count] and rewrites both files.
+  void set_planned_cases(std::int64_t planned);
+
+  /// Marks the run complete and rewrites both files. Call once every planned case is in.
+  void finish();
+
+  /// Marks the run incomplete for `reason` (e.g. "interrupted by SIGINT after 3 of 12 cases") and
+  /// rewrites both files; the finished cases stay.
+  void mark_incomplete(std::string reason);
+
   /// Everything written so far.
   [[nodiscard]] const results_file& get_results() const { return m_results; }
   /// The results file [path].
   [[nodiscard]] const std::filesystem::path& get_path() const { return m_path; }
 
  private:
-  void flush() const;
+  void flush();
 
   std::filesystem::path m_path;
   std::filesystem::path m_gbench_path;
   results_file m_results;
+  bool m_explicit_reason = false;  // mark_incomplete() gave the reason; flush() keeps it
 };
 
 }  // namespace fb

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace fb::stats {
@@ -46,6 +47,26 @@ mann_whitney_result mann_whitney_u(const std::vector<double>& a, const std::vect
   result.z = (std::abs(result.u - mean_u) - 0.5) / std::sqrt(variance);
   result.p_value = std::min(1.0, std::erfc(result.z / std::sqrt(2.0)));
   return result;
+}
+
+double mann_whitney_min_p_value(std::size_t n_a, std::size_t n_b) {
+  if (n_a == 0 || n_b == 0) throw std::invalid_argument("mann_whitney_min_p_value: both counts must be >= 1");
+  // Computed by the test itself rather than by a closed form, so the bound can never drift from it.
+  std::vector<double> a(n_a);
+  std::vector<double> b(n_b);
+  for (std::size_t i = 0; i < n_a; ++i) a[i] = static_cast<double>(i);
+  for (std::size_t i = 0; i < n_b; ++i) b[i] = static_cast<double>(n_a + i);
+  return mann_whitney_u(a, b).p_value;
+}
+
+std::size_t mann_whitney_min_samples(double alpha) {
+  if (!(alpha > 0.0 && alpha < 1.0))
+    throw std::invalid_argument("mann_whitney_min_samples: alpha must lie in (0, 1), got " + std::to_string(alpha));
+  // z grows like sqrt(3n/2), so even alpha = 1e-300 needs only about a thousand samples.
+  constexpr std::size_t limit = 1u << 20;
+  for (std::size_t n = 1; n < limit; ++n)
+    if (mann_whitney_min_p_value(n, n) < alpha) return n;
+  throw std::invalid_argument("mann_whitney_min_samples: alpha " + std::to_string(alpha) + " is out of reach");
 }
 
 }  // namespace fb::stats

@@ -39,9 +39,16 @@ std::string format_ratio(std::optional<double> ratio) {
   return fmt::format("{:.2f}×", *ratio);
 }
 
-std::string format_percent(double percent) {
-  if (!std::isfinite(percent)) return std::string(none);
-  return fmt::format("{:.1f}%", percent);
+std::optional<double> time_over_floor(double median, double floor_seconds) {
+  if (!(std::isfinite(median) && std::isfinite(floor_seconds) && median > 0.0 && floor_seconds > 0.0))
+    return std::nullopt;
+  return median / floor_seconds;
+}
+
+std::string format_tolerance_ratio(double ratio) {
+  if (std::isnan(ratio)) return std::string(none);
+  if (std::isinf(ratio)) return "inf";
+  return fmt::format("{:.2g}", ratio);
 }
 
 std::string format_count(double count) {

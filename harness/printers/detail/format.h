@@ -33,8 +33,11 @@ struct time_unit {
 /// e.g. "3.01×"; "—" for nullopt.
 [[nodiscard]] std::string format_ratio(std::optional<double> ratio);
 
-/// e.g. "83.4%"; "—" for a non-finite value.
-[[nodiscard]] std::string format_percent(double percent);
+/// median / floor_seconds [ratio]; nullopt when either is not a positive finite number.
+[[nodiscard]] std::optional<double> time_over_floor(double median, double floor_seconds);
+
+/// e.g. "0.12", "3.1e-05", "1.8" (a max |err| / tolerance); "—" for NaN, "inf" for infinity.
+[[nodiscard]] std::string format_tolerance_ratio(double ratio);
 
 /// Element counts with an SI suffix: "63.0M", "512", "2.1G".
 [[nodiscard]] std::string format_count(double count);
