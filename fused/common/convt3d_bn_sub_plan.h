@@ -34,10 +34,14 @@ using tile::k_co_block;
 using tile::k_co_thread;
 using tile::k_threads;
 
-/// Shared memory of the statistics pass's own region: per-thread fp64 partials [k_co_thread][k_threads],
+/// Channel stride of the statistics pass's per-thread slots [fp64]: k_threads + 1, so that the
+/// final reduction, whose lanes read 16 channels at once, hits 16 different bank pairs instead of
+/// one bank 32 times (the slots of one channel are 2 KB apart otherwise).
+constexpr int k_m2_stride = k_threads + 1;
+/// Shared memory of the statistics pass's own region: per-thread fp64 partials [k_co_thread][k_m2_stride],
 /// the block's slice sums [k_threads / k_co_block][k_co_block] (fp64), and the block channels' means
 /// as hi + lo fp32 pairs.
-constexpr std::size_t k_stats_smem_bytes = sizeof(double) * (k_co_thread * k_threads + k_threads) +
+constexpr std::size_t k_stats_smem_bytes = sizeof(double) * (k_co_thread * k_m2_stride + k_threads) +
                                            sizeof(float) * 2 * k_co_block;
 /// The writing pass's region: hi, scale and -lo*scale per block channel (fp32).
 constexpr std::size_t k_write_smem_bytes = sizeof(float) * 3 * k_co_block;
@@ -195,14 +199,14 @@ FB_HOST_DEVICE void split_mean(double ybar, float& hi, float& lo) {
 /// Pass 1's policy: per thread and channel, the fp32 sum over its k_rows outputs of one phase of
 /// (y - ybar)^2 is added to an fp64 slot (the thread's own: no barrier); at the end the block sums
 /// its 128 slots per channel in 8 fixed slices, then the slices in order, into m2_part[b, tile, co].
-/// Its shared memory (region): m2s [k_co_thread][k_threads] fp64, red [k_threads] fp64, then the
+/// Its shared memory (region): m2s [k_co_thread][k_m2_stride] fp64, red [k_threads] fp64, then the
 /// block channels' means as hi [k_co_block] and lo [k_co_block] fp32.
 struct stats_policy {
   const plan& pl;
   const args& a;
 
   FB_HOST_DEVICE static double* m2s(float* region) { return reinterpret_cast<double*>(region); }
-  FB_HOST_DEVICE static double* red(float* region) { return m2s(region) + k_co_thread * k_threads; }
+  FB_HOST_DEVICE static double* red(float* region) { return m2s(region) + k_co_thread * k_m2_stride; }
   FB_HOST_DEVICE static float* hi(float* region) { return reinterpret_cast<float*>(red(region) + k_threads); }
   FB_HOST_DEVICE static float* lo(float* region) { return hi(region) + k_co_block; }
 
@@ -216,7 +220,7 @@ struct stats_policy {
         hi(region)[tid] = h;
         lo(region)[tid] = l;
       }
-      for (int c = 0; c < k_co_thread; ++c) m2s(region)[c * k_threads + tid] = 0.0;
+      for (int c = 0; c < k_co_thread; ++c) m2s(region)[c * k_m2_stride + tid] = 0.0;
     });
   }
 
@@ -236,7 +240,7 @@ struct stats_policy {
         const float d = (st.acc.v[r][c] - h) - l;
         part = tile::fma32(d, d, part);
       }
-      m2s(region)[c * k_threads + tid] += static_cast<double>(part);
+      m2s(region)[c * k_m2_stride + tid] += static_cast<double>(part);
     }
   }
 
@@ -252,7 +256,7 @@ struct stats_policy {
       double acc = 0.0;
       for (int e = slice * kPerSlice; e < (slice + 1) * kPerSlice; ++e) {
         const int warp = wc + tile::k_warps_c * (e / 32);
-        acc += m2s(region)[c * k_threads + warp * 32 + (e % 32)];
+        acc += m2s(region)[c * k_m2_stride + warp * 32 + (e % 32)];
       }
       red(region)[slice * k_co_block + cb] = acc;
     });

@@ -210,21 +210,23 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
   const int64_t ci0 = cc * g.ci_chunk;
   const int n_ci = static_cast<int>(min_i64(g.ci_chunk, g.c_in - ci0));
   const int n_rows = n_ci * xl.xd * xl.xh;
-  const int64_t D = g.dim[0].n_in, H = g.dim[1].n_in, W = g.dim[2].n_in;
-  const int64_t id0 = bp.q0[0] - (xl.j0 - 1), ih0 = bp.q0[1] - (xl.j0 - 1), iw0 = bp.q0[2] - (xl.j0 - 1);
-  const float* xb = x + (bp.b * g.c_in + ci0) * D * H * W;
+  // 32-bit extents (make_plan bounds them by 2^20); only the element offset is 64-bit. Few live
+  // registers: in the chunked path the accumulators stay live through this step.
+  const int D = static_cast<int>(g.dim[0].n_in), H = static_cast<int>(g.dim[1].n_in), W = static_cast<int>(g.dim[2].n_in);
+  const int id0 = bp.q0[0] - (xl.j0 - 1), ih0 = bp.q0[1] - (xl.j0 - 1), iw0 = bp.q0[2] - (xl.j0 - 1);
+  const float* xb = x + (static_cast<int64_t>(bp.b) * g.c_in + ci0) * D * H * W;
   // Row `row` of the tile: its input row pointer, or null when the row lies outside the input.
   auto row_src = [&](int row) -> const float* {
     const int ci = row / (xl.xd * xl.xh);
     const int rem = row - ci * (xl.xd * xl.xh);
     const int xd = rem / xl.xh;
     const int xh = rem - xd * xl.xh;
-    const int64_t id = id0 + xd, ih = ih0 + xh;
+    const int id = id0 + xd, ih = ih0 + xh;
     if (id < 0 || id >= D || ih < 0 || ih >= H) return nullptr;
-    return xb + ((ci * D + id) * H + ih) * W;
+    return xb + ((static_cast<int64_t>(ci) * D + id) * H + ih) * W;
   };
   const int lane = tid & 31, warp = tid >> 5;
-  const int64_t iw = iw0 + lane;
+  const int iw = iw0 + lane;
   const bool lane_in = iw >= 0 && iw < W;
   for (int row0 = warp; row0 < n_rows; row0 += kGroup * k_warps) {
     float v[kGroup];
@@ -249,7 +251,7 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
       const int row = e / div;
       const int col = kLanes + (e - row * div);
       const float* src = row_src(row);
-      const int64_t iwc = iw0 + col;
+      const int iwc = iw0 + col;
       xs[row * xl.xw + col] = (src != nullptr && iwc >= 0 && iwc < W) ? load_ro(src + iwc) : 0.0f;
     }
   }
@@ -424,12 +426,17 @@ FB_HOST_DEVICE thread_outputs outputs_of(const geometry& g, const block_pos& bp,
   return o;
 }
 
-/// True when some accumulator of the thread stands for an output of this phase.
-FB_HOST_DEVICE bool has_outputs(const thread_outputs& o) {
-  bool any_row = false;
-  FB_UNROLL
-  for (int r = 0; r < k_rows; ++r) any_row = any_row || o.row_ok[r];
-  return o.active && any_row && o.n_co > 0;
+/// True when some accumulator of the thread stands for an output of this phase (outputs_of has
+/// one with active, a row_ok and n_co > 0). Computed apart from outputs_of, from the fewest values:
+/// it is evaluated before the tap loop, and nothing of it must stay live through the loop.
+FB_HOST_DEVICE bool has_outputs(const geometry& g, const block_pos& bp, const phase_pos& pp, const thread_pos& t) {
+  const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
+  const int od = (bp.q0[0] + t.wd) * s + pp.r[0] - p;
+  const int ow = (bp.q0[2] + t.lane) * s + pp.r[2] - p;
+  const int oh_first = (bp.q0[1] + t.wh * k_rows) * s + pp.r[1] - p;  // rows increase with r
+  const int oh_last = oh_first + (k_rows - 1) * s;
+  return od >= 0 && od < g.dim[0].n_out && ow >= 0 && ow < g.dim[2].n_out && oh_last >= 0 &&
+         oh_first < g.dim[1].n_out && bp.cob * k_co_block + t.wc * k_co_thread < g.c_out;
 }
 
 /// Derives the geometry of a cubic transposed convolution (kernel k, stride s, padding p) for the
@@ -541,7 +548,7 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
       // the tap loop: its accumulators are never used. Whole warps skip at the tile edges.
       ex.threads([&](int tid, typename Exec::state& st) {
         const thread_pos t = thread_of(tid);
-        if (has_outputs(outputs_of(g, bp, pp, t))) accumulate<kJ0>(g, pp, cc, t, xs, ws, st.acc);
+        if (has_outputs(g, bp, pp, t)) accumulate<kJ0>(g, pp, cc, t, xs, ws, st.acc);
       });
       ex.sync();  // the next stage overwrites the weights (and x when chunked)
     }
