@@ -21,7 +21,7 @@ enum class mismatch {
   buffers,           ///< BatchNorm running buffers after the call differ from the expectation
   input_modified,    ///< an input or parameter changed (checksum)
   nondeterministic,  ///< two calls on identical inputs differ bitwise
-  stale,             ///< a second call with new inputs and parameters is wrong (cached state)
+  stale,             ///< a second call with new inputs and parameters returned the first call's output
 };
 [[nodiscard]] std::string_view to_string(mismatch m);
 
@@ -84,13 +84,13 @@ struct check_result {
 /// The values of one tensor judged under the verdict rules. The rule is chosen by the reference's own
 /// accuracy, never by the candidate's: when the fp32 reference is within atol/rtol of fp64 everywhere,
 /// the candidate is judged against the fp32 reference (verdict_rule::fp32_reference); otherwise against
-/// fp64 with the reference's own error as the allowance, element by element (fp64_allowance):
-/// |got - ref64| <= atol + rtol*|ref64| + |ref32 - ref64|. So a candidate is never allowed to be more
-/// than the tolerance worse than PyTorch's fp32 result at any element.
+/// fp64, with the fp32 reference's largest error on the tensor as the allowance (fp64_allowance):
+/// |got - ref64| <= atol + rtol*|ref64| + max_j |ref32_j - ref64_j| at every element. So a candidate's
+/// worst error is never more than the tolerance above PyTorch's own worst error on the case.
 struct value_judgement {
   verdict_rule rule = verdict_rule::fp32_reference;
   error_stats stats;            ///< against ref32 (fp32_reference) or ref64 with the allowance
-  double reference_error = 0;   ///< max |ref32 - ref64|
+  double reference_error = 0;   ///< max |ref32 - ref64|: the allowance under fp64_allowance
 };
 [[nodiscard]] value_judgement judge_values(const at::Tensor& got, const at::Tensor& ref32, const at::Tensor& ref64,
                                            double atol, double rtol);

@@ -1,4 +1,8 @@
 /// Registry entry for KernelBench #15: ConvTranspose3d -> BatchNorm3d -> subtract the spatial mean.
+#include "fused/common/convt_phase.cuh"
+#include "fused/convt3d_bn_sub.h"
+#include "harness/detail/fused_adapter.h"
+#include "harness/device.h"
 #include "harness/generators.h"
 #include "harness/models/models.h"
 #include "reference/convt3d_bn_sub.h"
@@ -19,6 +23,37 @@ rc::Gen<config> gen_config(const fuzz_budget& budget) {
     c.bias = *rc::gen::arbitrary<bool>().as("bias");
     return c;
   });
+}
+
+namespace fused = fb::fused::convt3d_bn_sub;
+
+fused::problem to_problem(const config& c) {
+  return {c.batch_size, c.in_channels, c.out_channels, c.depth,    c.height,
+          c.width,      c.kernel_size, c.stride,       c.padding,  c.training,
+          model::batch_norm_eps,        model::batch_norm_momentum};
+}
+
+// The fused implementations (SPEC 1.1 identities: exact per-(b, c) means from input box sums, a
+// statistics pass and a writing pass over the convolution): a host executor running the kernels'
+// own block programs, and the CUDA kernels. The conv bias is optional (null when the config has
+// none); the BatchNorm buffers are updated in place in training mode.
+typed_implementation<config> fused_implementation(device_kind device) {
+  return detail::fused_implementation<config>(
+      device, {"conv_transpose.weight", {"conv_transpose.bias", true}, "batch_norm.weight", "batch_norm.bias"},
+      [](const config& c) { return fused::workspace_bytes(to_problem(c)); },
+      [](const config& c, const detail::fused_args& a) {
+        const auto& p = a.params;
+        auto* running_mean = static_cast<float*>(a.buffers[0]);
+        auto* running_var = static_cast<float*>(a.buffers[1]);
+        auto* tracked = static_cast<int64_t*>(a.buffers[2]);
+        if (a.device == device_kind::cuda)
+          fused::run_cuda(to_problem(c), a.input, p[0], p[1], p[2], p[3], running_mean, running_var, tracked,
+                          a.output, a.workspace, a.stream);
+        else
+          fused::run_host(to_problem(c), a.input, p[0], p[1], p[2], p[3], running_mean, running_var, tracked,
+                          a.output, a.workspace);
+      },
+      detail::batch_norm_buffers("batch_norm"));
 }
 
 }  // namespace
@@ -54,6 +89,31 @@ model_entry convt3d_bn_sub() {
   m.buffer_names = [](const config&) { return ref::batch_norm_buffer_names("batch_norm"); };
   m.conditioning = model::conditioning;
   m.gen_config = gen_config;
+  m.fused.push_back(fused_implementation(device_kind::cpu));
+#if FUSEBENCH_HAVE_CUDA
+  m.fused.push_back(fused_implementation(device_kind::cuda));
+#endif
+  // The floor of the fused algorithm. Bytes: x read once, weights and the per-channel parameters
+  // read, the output written once (nothing else of output size moves). FLOPs: 2 per valid-tap MAC
+  // (B*C_in*C_out times the valid (input, tap) pairs of each dimension) per pass over the
+  // convolution: 2 passes in training (statistics, then output), 1 in eval (running statistics).
+  m.fused_work = [](const config& c) {
+    const double x = elements(c.batch_size, c.in_channels, {c.depth, c.height, c.width});
+    const double k3 = static_cast<double>(c.kernel_size * c.kernel_size * c.kernel_size);
+    const double w = static_cast<double>(c.in_channels) * static_cast<double>(c.out_channels) * k3;
+    const std::vector<int64_t> out_spatial = model::conv_output_shape(c);
+    const double out = elements(c.batch_size, c.out_channels, out_spatial);
+    double macs = static_cast<double>(c.batch_size) * static_cast<double>(c.in_channels) *
+                  static_cast<double>(c.out_channels);
+    const int64_t in_spatial[3] = {c.depth, c.height, c.width};
+    for (int d = 0; d < 3; ++d)
+      macs *= static_cast<double>(
+          fb::fused::phase_dim{in_spatial[d], out_spatial[static_cast<std::size_t>(d)], c.kernel_size, c.stride,
+                               c.padding}
+              .valid_pairs());
+    const double passes = c.training ? 2.0 : 1.0;
+    return work_estimate{4.0 * (x + w + 5.0 * c.out_channels + out), 2.0 * macs * passes};
+  };
   m.sweep_variants = [](const config& base) {
     auto v = batch_variants(base, {{"batch x0.125", 2}, {"batch x0.5", 8}, {"batch x2", 32}});
     config small = base;

@@ -1,0 +1,375 @@
+#pragma once
+/// The plan (validation, geometry, workspace layout) and every block program of convt3d_bn_sub,
+/// shared by run_cuda (fused/convt3d_bn_sub.cu) and run_host (fused/convt3d_bn_sub_host.cpp): both
+/// run these programs, the GPU with one CUDA block per program instance and a barrier per
+/// ex.sync(), the host thread by thread (see convt3d_tile.cuh).
+///
+/// Launch sequence (one stream):
+///   1. prep      blocks [0, B*C_in): tap-box sums R[b, ci, tap] (tap_box_sums.cuh);
+///                blocks after: the weights arranged per (channel block, phase) (convt3d_tile.cuh).
+///   2. means     thread (b, co): ybar[b, co] = sum_ci sum_tap W R / (D'H'W'), fp64, no bias.
+///   3. pass 1    (training) the convolution, tile by tile; per tile and channel the centred sum
+///                sum (y - ybar)^2 over its outputs -> m2_part[b, tile, co]. Nothing of output size.
+///   4. finalize  block c: m2[b, c] = sum over tiles (fixed order); batch mean and biased variance
+///                (bn::combine_sample_moments), running buffers, scale_c = gamma_c / sqrt(var_c + eps)
+///                (eval: from running_var).
+///   5. pass 2    the same convolution again (same tiles, chunks and FMA order: the same y) and
+///                out = scale_c * (y - ybar_bc).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fused/common/batch_norm.cuh"
+#include "fused/common/convt3d_tile.cuh"
+#include "fused/common/convt_index.cuh"
+#include "fused/common/plan_util.h"
+#include "fused/common/tap_box_sums.cuh"
+#include "fused/convt3d_bn_sub.h"
+
+namespace fb::fused::convt3d_bn_sub::detail {
+
+namespace tile = fb::fused::convt3d_tile;
+using tile::k_co_block;
+using tile::k_co_thread;
+using tile::k_threads;
+
+/// Channel stride of the statistics pass's per-thread slots [fp64]: k_threads + 1, so that the
+/// final reduction, whose lanes read 16 channels at once, hits 16 different bank pairs instead of
+/// one bank 32 times (the slots of one channel are 2 KB apart otherwise).
+constexpr int k_m2_stride = k_threads + 1;
+/// Shared memory of the statistics pass's own region: per-thread fp64 partials [k_co_thread][k_m2_stride],
+/// the block's slice sums [k_threads / k_co_block][k_co_block] (fp64), and the block channels' means
+/// as hi + lo fp32 pairs.
+constexpr std::size_t k_stats_smem_bytes = sizeof(double) * (k_co_thread * k_m2_stride + k_threads) +
+                                           sizeof(float) * 2 * k_co_block;
+/// The writing pass's region: hi, scale and -lo*scale per block channel (fp32).
+constexpr std::size_t k_write_smem_bytes = sizeof(float) * 3 * k_co_block;
+
+/// Everything derived from a problem. Workspace offsets count doubles from the aligned base.
+struct plan {
+  tile::geometry g;
+  int64_t k3;                  ///< k^3 taps
+  int64_t spatial;             ///< D'*H'*W'
+  int64_t box_a, box_b;        ///< tap_box_sums scratch doubles per (b, ci) volume
+  int64_t off_box_a, off_box_b, off_box_r, off_ybar, off_m2_part, off_m2_bc, off_scale, off_wt;
+  int64_t n_doubles;
+  std::size_t workspace_bytes;
+  std::size_t smem_stats_bytes, smem_write_bytes;  ///< dynamic shared memory of pass 1 and pass 2
+  bool training;
+  double eps, momentum;
+};
+
+/// Validates (std::invalid_argument naming field and rule) and derives the plan. force_generic
+/// makes the passes use the generic tap loop (tests compare it with the unrolled one).
+inline plan make_plan(const problem& p, bool force_generic = false) {
+  using fb::fused::detail::require;
+  constexpr const char* m = "convt3d_bn_sub";
+  require(p.batch >= 1, m, "batch", "must be >= 1", p.batch);
+  require(p.in_channels >= 1, m, "in_channels", "must be >= 1", p.in_channels);
+  require(p.out_channels >= 1, m, "out_channels", "must be >= 1", p.out_channels);
+  require(p.depth >= 1, m, "depth", "must be >= 1", p.depth);
+  require(p.height >= 1, m, "height", "must be >= 1", p.height);
+  require(p.width >= 1, m, "width", "must be >= 1", p.width);
+  require(p.kernel_size >= 1, m, "kernel_size", "must be >= 1", p.kernel_size);
+  require(p.stride >= 1, m, "stride", "must be >= 1", p.stride);
+  require(p.padding >= 0, m, "padding", "must be >= 0", p.padding);
+  // Channel and spatial sizes index shared memory and per-thread tiles in 32-bit arithmetic.
+  constexpr int64_t k_max_extent = int64_t{1} << 20;
+  require(p.in_channels <= k_max_extent, m, "in_channels", "must be <= 2^20", p.in_channels);
+  require(p.out_channels <= k_max_extent, m, "out_channels", "must be <= 2^20", p.out_channels);
+  require(p.depth <= k_max_extent, m, "depth", "must be <= 2^20", p.depth);
+  require(p.height <= k_max_extent, m, "height", "must be <= 2^20", p.height);
+  require(p.width <= k_max_extent, m, "width", "must be <= 2^20", p.width);
+  require(p.kernel_size <= 64, m, "kernel_size", "must be <= 64", p.kernel_size);
+  require(p.stride <= 64, m, "stride", "must be <= 64", p.stride);
+  require(p.padding <= k_max_extent, m, "padding", "must be <= 2^20", p.padding);
+  const int64_t in[3] = {p.depth, p.height, p.width};
+  const char* out_rule[3] = {"too large: output depth (D-1)*s-2p+k must be >= 1; output depth",
+                             "too large: output height (H-1)*s-2p+k must be >= 1; output height",
+                             "too large: output width (W-1)*s-2p+k must be >= 1; output width"};
+  for (int d = 0; d < 3; ++d)
+    require(convt_output_size(in[d], p.kernel_size, p.stride, p.padding, 0) >= 1, m, "padding", out_rule[d],
+            convt_output_size(in[d], p.kernel_size, p.stride, p.padding, 0));
+  require(p.eps > 0.0, m, "eps", "must be > 0 (x1e9)", static_cast<int64_t>(p.eps * 1e9));
+  require(p.momentum >= 0.0 && p.momentum <= 1.0, m, "momentum", "must be in [0, 1] (x1e9)",
+          static_cast<int64_t>(p.momentum * 1e9));
+
+  plan pl{};
+  pl.g = tile::make_geometry(p.batch, p.in_channels, p.out_channels, p.depth, p.height, p.width, p.kernel_size,
+                             p.stride, p.padding, k_stats_smem_bytes > k_write_smem_bytes ? k_stats_smem_bytes
+                                                                                            : k_write_smem_bytes,
+                             force_generic, m);
+  const tile::geometry& g = pl.g;
+  pl.k3 = p.kernel_size * p.kernel_size * p.kernel_size;
+  pl.spatial = g.dim[0].n_out * g.dim[1].n_out * g.dim[2].n_out;
+  if (p.training)  // PyTorch: "Expected more than 1 value per channel when training"
+    require(p.batch * pl.spatial > 1, m, "batch", "training needs B*D'*H'*W' > 1; B*D'*H'*W'", p.batch * pl.spatial);
+  require(g.n_blocks < (int64_t{1} << 31), m, "batch", "too large (blocks of the grid must be < 2^31); blocks",
+          g.n_blocks);
+  require(g.wt_floats < (int64_t{1} << 31), m, "in_channels*out_channels*kernel_size^3",
+          "too large (arranged weights must be < 2^31 floats)", g.wt_floats);
+  pl.box_a = box_sums::scratch_a(g.dim[0], g.dim[2]);
+  pl.box_b = box_sums::scratch_b(g.dim[0], g.dim[2]);
+  const int64_t volumes = p.batch * p.in_channels;
+  pl.off_box_a = 0;
+  pl.off_box_b = pl.off_box_a + volumes * pl.box_a;
+  pl.off_box_r = pl.off_box_b + volumes * pl.box_b;
+  pl.off_ybar = pl.off_box_r + volumes * pl.k3;
+  pl.off_m2_part = pl.off_ybar + p.batch * p.out_channels;
+  pl.off_m2_bc = pl.off_m2_part + p.batch * g.tiles_per_sample * p.out_channels;
+  pl.off_scale = pl.off_m2_bc + p.batch * p.out_channels;
+  pl.off_wt = ((pl.off_scale + p.out_channels + 1) / 2) * 2;  // 16-byte aligned: float4 copies
+  pl.n_doubles = pl.off_wt + (g.wt_floats + 1) / 2;
+  pl.workspace_bytes = fb::fused::detail::workspace_bytes_for(pl.n_doubles);
+  const std::size_t conv_bytes = static_cast<std::size_t>(g.smem_conv_floats) * sizeof(float);
+  pl.smem_stats_bytes = conv_bytes + k_stats_smem_bytes;
+  pl.smem_write_bytes = conv_bytes + k_write_smem_bytes;
+  pl.training = p.training;
+  pl.eps = p.eps;
+  pl.momentum = p.momentum;
+  return pl;
+}
+
+/// The pointers of one call (kernel argument, with the plan).
+struct args {
+  const float* x;
+  const float* weight;
+  const float* conv_bias;  ///< null: no bias
+  const float* gamma;
+  float* running_mean;
+  float* running_var;
+  int64_t* num_batches_tracked;
+  float* out;
+  double* ws;  ///< aligned workspace base
+};
+
+/// The arranged weights inside the workspace.
+FB_HOST_DEVICE float* arranged_weights(const plan& pl, const args& a) {
+  return reinterpret_cast<float*>(a.ws + pl.off_wt);
+}
+
+/// Blocks of the prep launch: one per (b, ci) volume, then one per (channel block, phase).
+FB_HOST_DEVICE int64_t prep_blocks(const plan& pl) {
+  return pl.g.batch * pl.g.c_in + pl.g.n_co_blocks * pl.g.n_phases;
+}
+
+/// Prep block: the tap-box sums of one (b, ci) volume, or one (channel block, phase) of weights.
+template <class Exec>
+FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t block) {
+  const tile::geometry& g = pl.g;
+  const int64_t volumes = g.batch * g.c_in;
+  if (block >= volumes) {
+    tile::arrange_weights_block(ex, g, a.weight, arranged_weights(pl, a), block - volumes);
+    return;
+  }
+  const float* xv = a.x + block * g.dim[0].n_in * g.dim[1].n_in * g.dim[2].n_in;
+  double* sa = a.ws + pl.off_box_a + block * pl.box_a;
+  double* sb = a.ws + pl.off_box_b + block * pl.box_b;
+  double* r = a.ws + pl.off_box_r + block * pl.k3;
+  ex.threads([&](int tid, typename Exec::state&) { box_sums::step_h(g.dim[0], g.dim[1], g.dim[2], xv, sa, tid, k_threads); });
+  ex.sync();
+  ex.threads([&](int tid, typename Exec::state&) { box_sums::step_w(g.dim[0], g.dim[2], sa, sb, tid, k_threads); });
+  ex.sync();
+  ex.threads([&](int tid, typename Exec::state&) { box_sums::step_d(g.dim[0], sb, r, tid, k_threads); });
+}
+
+/// ybar[b, co] for item = b * C_out + co: sum over ci, then taps in W's order, of W * R (fp64 FMA),
+/// over D'H'W'. Without the conv bias (it cancels in the output; finalize adds it for running_mean).
+FB_HOST_DEVICE void mean_item(const plan& pl, const args& a, int64_t item) {
+  const tile::geometry& g = pl.g;
+  const int64_t b = item / g.c_out, co = item % g.c_out;
+  const double* r = a.ws + pl.off_box_r + b * g.c_in * pl.k3;
+  double acc = 0.0;
+  for (int64_t ci = 0; ci < g.c_in; ++ci) {
+    const float* w = a.weight + (ci * g.c_out + co) * pl.k3;
+    for (int64_t t = 0; t < pl.k3; ++t) acc = fma(static_cast<double>(tile::load_ro(w + t)), r[ci * pl.k3 + t], acc);
+  }
+  a.ws[pl.off_ybar + item] = acc / static_cast<double>(pl.spatial);
+}
+
+/// ybar as an unevaluated fp32 sum hi + lo (|lo| <= ulp(hi)/2): y - hi is exact or rounded
+/// relative to the difference, so the centring loses nothing to the mean's fp32 rounding even when
+/// the mean is large against the spread (offset inputs).
+FB_HOST_DEVICE void split_mean(double ybar, float& hi, float& lo) {
+  hi = static_cast<float>(ybar);
+  lo = static_cast<float>(ybar - static_cast<double>(hi));
+}
+
+/// Pass 1's policy: per thread and channel, the fp32 sum over its k_rows outputs of one phase of
+/// (y - ybar)^2 is added to an fp64 slot (the thread's own: no barrier); at the end the block sums
+/// its 128 slots per channel in 8 fixed slices, then the slices in order, into m2_part[b, tile, co].
+/// Its shared memory (region): m2s [k_co_thread][k_m2_stride] fp64, red [k_threads] fp64, then the
+/// block channels' means as hi [k_co_block] and lo [k_co_block] fp32.
+struct stats_policy {
+  const plan& pl;
+  const args& a;
+
+  FB_HOST_DEVICE static double* m2s(float* region) { return reinterpret_cast<double*>(region); }
+  FB_HOST_DEVICE static double* red(float* region) { return m2s(region) + k_co_thread * k_m2_stride; }
+  FB_HOST_DEVICE static float* hi(float* region) { return reinterpret_cast<float*>(red(region) + k_threads); }
+  FB_HOST_DEVICE static float* lo(float* region) { return hi(region) + k_co_block; }
+
+  template <class Exec>
+  FB_HOST_DEVICE void prologue(Exec& ex, const tile::block_pos& bp, float* region) const {
+    ex.threads([&](int tid, typename Exec::state&) {
+      if (tid < k_co_block) {
+        const int64_t co = static_cast<int64_t>(bp.cob) * k_co_block + tid;
+        float h = 0.0f, l = 0.0f;
+        if (co < pl.g.c_out) split_mean(a.ws[pl.off_ybar + bp.b * pl.g.c_out + co], h, l);
+        hi(region)[tid] = h;
+        lo(region)[tid] = l;
+      }
+      for (int c = 0; c < k_co_thread; ++c) m2s(region)[c * k_m2_stride + tid] = 0.0;
+    });
+  }
+
+  template <class State>
+  FB_HOST_DEVICE void epilogue(int tid, State& st, const tile::block_pos& bp, const tile::thread_outputs& o,
+                               float* region) const {
+    if (!o.active) return;
+    const int cbase = o.co0 - bp.cob * k_co_block;
+    FB_UNROLL
+    for (int c = 0; c < k_co_thread; ++c) {
+      if (c >= o.n_co) break;
+      const float h = hi(region)[cbase + c], l = lo(region)[cbase + c];
+      float part = 0.0f;
+      FB_UNROLL
+      for (int r = 0; r < tile::k_rows; ++r) {
+        if (!o.row_ok[r]) continue;
+        const float d = (st.acc.v[r][c] - h) - l;
+        part = tile::fma32(d, d, part);
+      }
+      m2s(region)[c * k_m2_stride + tid] += static_cast<double>(part);
+    }
+  }
+
+  template <class Exec>
+  FB_HOST_DEVICE void finish(Exec& ex, const tile::block_pos& bp, float* region) const {
+    constexpr int kSlices = k_threads / k_co_block;           // 8
+    constexpr int kPerChannel = k_threads / tile::k_warps_c;  // 128 thread slots hold one channel
+    constexpr int kPerSlice = kPerChannel / kSlices;          // 16
+    ex.sync();
+    ex.threads([&](int tid, typename Exec::state&) {
+      const int cb = tid % k_co_block, slice = tid / k_co_block;
+      const int wc = cb / k_co_thread, c = cb % k_co_thread;
+      double acc = 0.0;
+      for (int e = slice * kPerSlice; e < (slice + 1) * kPerSlice; ++e) {
+        const int warp = wc + tile::k_warps_c * (e / 32);
+        acc += m2s(region)[c * k_m2_stride + warp * 32 + (e % 32)];
+      }
+      red(region)[slice * k_co_block + cb] = acc;
+    });
+    ex.sync();
+    ex.threads([&](int tid, typename Exec::state&) {
+      if (tid >= k_co_block) return;
+      const int64_t co = static_cast<int64_t>(bp.cob) * k_co_block + tid;
+      if (co >= pl.g.c_out) return;
+      double acc = 0.0;
+      for (int sl = 0; sl < kSlices; ++sl) acc += red(region)[sl * k_co_block + tid];
+      a.ws[pl.off_m2_part + (static_cast<int64_t>(bp.b) * pl.g.tiles_per_sample + bp.tile) * pl.g.c_out + co] = acc;
+    });
+  }
+};
+
+/// Pass 2's policy: out = scale_c * (y - ybar_bc), as fma(y - hi, scale, -lo*scale). Its shared
+/// memory (region): hi, lo, scale and -lo*scale per block channel (fp32).
+struct write_policy {
+  const plan& pl;
+  const args& a;
+
+  template <class Exec>
+  FB_HOST_DEVICE void prologue(Exec& ex, const tile::block_pos& bp, float* region) const {
+    ex.threads([&](int tid, typename Exec::state&) {
+      if (tid >= k_co_block) return;
+      const int64_t co = static_cast<int64_t>(bp.cob) * k_co_block + tid;
+      float h = 0.0f, l = 0.0f, s = 0.0f;
+      if (co < pl.g.c_out) {
+        split_mean(a.ws[pl.off_ybar + bp.b * pl.g.c_out + co], h, l);
+        s = static_cast<float>(a.ws[pl.off_scale + co]);
+      }
+      region[tid] = h;
+      region[k_co_block + tid] = s;
+      region[2 * k_co_block + tid] = -(l * s);
+    });
+  }
+
+  template <class State>
+  FB_HOST_DEVICE void epilogue(int, State& st, const tile::block_pos& bp, const tile::thread_outputs& o,
+                               float* region) const {
+    if (!o.active || o.n_co <= 0) return;
+    const tile::geometry& g = pl.g;
+    const int64_t w_out = g.dim[2].n_out;
+    const int64_t hw = g.dim[1].n_out * w_out;
+    const int64_t plane = g.dim[0].n_out * hw;
+    float* base = a.out + (static_cast<int64_t>(bp.b) * g.c_out + o.co0) * plane + o.od * hw + o.ow;
+    const int cbase = o.co0 - bp.cob * k_co_block;
+    FB_UNROLL
+    for (int c = 0; c < k_co_thread; ++c) {
+      if (c >= o.n_co) break;
+      const float h = region[cbase + c], s = region[k_co_block + cbase + c], n = region[2 * k_co_block + cbase + c];
+      float* pc = base + c * plane;
+      FB_UNROLL
+      for (int r = 0; r < tile::k_rows; ++r)
+        if (o.row_ok[r]) pc[o.oh[r] * w_out] = tile::fma32(st.acc.v[r][c] - h, s, n);
+    }
+  }
+
+  template <class Exec>
+  FB_HOST_DEVICE void finish(Exec&, const tile::block_pos&, float*) const {}
+};
+
+/// Finalize block c: the channel's per-sample centred sums, its batch statistics, running buffers
+/// and scale (training); the scale from running_var (eval).
+template <class Exec>
+FB_HOST_DEVICE void finalize_block(Exec& ex, const plan& pl, const args& a, int64_t c) {
+  const tile::geometry& g = pl.g;
+  if (pl.training) {
+    ex.threads([&](int tid, typename Exec::state&) {
+      for (int64_t b = tid; b < g.batch; b += k_threads) {
+        const double* part = a.ws + pl.off_m2_part + b * g.tiles_per_sample * g.c_out + c;
+        double acc = 0.0;
+        for (int64_t t = 0; t < g.tiles_per_sample; ++t) acc += part[t * g.c_out];
+        a.ws[pl.off_m2_bc + b * g.c_out + c] = acc;
+      }
+    });
+    ex.sync();
+  }
+  ex.threads([&](int tid, typename Exec::state&) {
+    if (tid != 0) return;
+    const double gamma = static_cast<double>(a.gamma[c]);
+    double var = 0.0;
+    if (pl.training) {
+      bn::channel_moments mo = bn::combine_sample_moments(a.ws + pl.off_ybar + c, a.ws + pl.off_m2_bc + c, g.batch,
+                                                          g.c_out, static_cast<double>(pl.spatial));
+      var = mo.var_biased;
+      if (a.conv_bias != nullptr) mo.mean += static_cast<double>(a.conv_bias[c]);  // the true batch mean
+      bn::update_running(a.running_mean, a.running_var, c, mo, static_cast<double>(g.batch * pl.spatial),
+                         pl.momentum);
+      if (c == 0) *a.num_batches_tracked += 1;
+    } else {
+      var = static_cast<double>(a.running_var[c]);
+    }
+    // Only the scale is needed: beta and the mean cancel against the per-(b, c) mean subtraction.
+    a.ws[pl.off_scale + c] = bn::normalisation(0.0, var, gamma, 0.0, pl.eps).scale;
+  });
+}
+
+/// One block of pass 1 (kStats) or pass 2, in shared memory `smem` (plan's smem_*_bytes).
+/// kChunked must equal pl.g.n_ci_chunks > 1.
+template <int kJ0, bool kChunked, bool kStats, class Exec>
+FB_HOST_DEVICE void pass_block(Exec& ex, const plan& pl, const args& a, int64_t block, float* smem) {
+  if constexpr (kStats) {
+    const stats_policy pol{pl, a};
+    tile::conv_tile_block<kJ0, kChunked>(ex, pl.g, a.x, arranged_weights(pl, a), block, smem, pol);
+  } else {
+    const write_policy pol{pl, a};
+    tile::conv_tile_block<kJ0, kChunked>(ex, pl.g, a.x, arranged_weights(pl, a), block, smem, pol);
+  }
+}
+
+/// The host executor on a plan (run_host validates the pointers and calls it; tests call it with a
+/// plan made with force_generic). Defined in fused/convt3d_bn_sub_host.cpp.
+void run_host_plan(const plan& pl, const args& a);
+
+}  // namespace fb::fused::convt3d_bn_sub::detail

@@ -1,0 +1,582 @@
+#pragma once
+/// The 3-D transposed convolution as a block-tiled, phase-uniform direct convolution, written once
+/// for the CUDA kernels and the host executors (#15 now; the tile loop is meant for #34 too).
+///
+/// Decomposition (fused/common/convt_phase.cuh): an output (od, oh, ow) is (q, r) per dimension,
+/// o = q*s + r - p. A block tile is a box of bases q (k_tile_qd x k_tile_qh x k_tile_qw) of one
+/// sample and k_co_block output channels, over ALL s^3 phases: its outputs are a contiguous box of
+/// the output, and the input it reads is the base box widened by J0 - 1 = ceil(k/s) - 1 lines below
+/// in each dimension (input index i = q - j), staged once in shared memory with zeros outside the
+/// input (so taps that fall outside contribute an exact 0 and the tap loop needs no bounds tests).
+///
+/// Inside a block every warp works on the same phase at the same time (the phase loop is
+/// block-synchronous, because the phase's weights are staged per phase): a warp's lanes are 32
+/// consecutive bases along w, so the tap loop is uniform, the weights are broadcast loads, and the
+/// x reads are 32 consecutive floats (conflict-free). A thread holds a register tile of k_rows
+/// bases along h times k_co_thread output channels (64 fp32 accumulators): per tap it loads
+/// k_rows x values and 4 float4 weights for 64 FMAs. When J0 <= 2 (the #15 default: k=3, s=2) the
+/// tile layout is compile-time and each phase's tap loop is fully unrolled (J per dimension in
+/// {1,2}: 8 variants), so all shared-memory offsets are immediates and consecutive h taps reuse the
+/// x values already in registers; otherwise one generic loop runs (same FMA order, see below).
+///
+/// Weights are pre-arranged once per call (arrange_weights_block) into [co block][phase][ci][tap of
+/// the phase][k_co_block], zero-padded beyond C_out, so a phase's weights are one contiguous
+/// float4 copy and padded channels need no tests.
+///
+/// The block program (conv_tile_block) is written against an executor: on the GPU `threads(f)` is
+/// f(threadIdx.x, this thread's registers) and `sync()` is __syncthreads(); the host executor runs
+/// f for every thread of the block in turn and `sync()` does nothing (everything between two
+/// barriers is a function of the thread index and shared memory only). So the host executes the
+/// kernel's own tiling, indexing, staging and FMA order, and gets bitwise the same sums.
+///
+/// FMA order per accumulator: ci ascending (in chunks), then jd, jw, jh ascending, in both the
+/// unrolled and the generic loop: the two variants produce identical bits (tested on the host).
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "fused/common/convt_phase.cuh"
+#include "fused/common/host_device.cuh"
+
+#if defined(__CUDA_ARCH__)
+#define FB_UNROLL _Pragma("unroll")
+#define FB_NO_UNROLL _Pragma("unroll 1")
+#elif defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#define FB_UNROLL _Pragma("GCC unroll 64")
+#define FB_NO_UNROLL
+#else
+#define FB_UNROLL
+#define FB_NO_UNROLL
+#endif
+
+namespace fb::fused::convt3d_tile {
+
+// ---------------------------------------------------------------------------------------------
+// Compile-time tile shape. Fixed constants (not derived from the device), so the decomposition and
+// every rounding are the same on every GPU and in the host executor.
+// ---------------------------------------------------------------------------------------------
+constexpr int k_threads = 256;
+constexpr int k_warps = k_threads / 32;
+constexpr int k_rows = 4;         ///< bases along h per thread (register tile)
+constexpr int k_co_thread = 16;   ///< output channels per thread (register tile): 4 float4 weights
+constexpr int k_warps_d = 2;      ///< warps along d: one base each
+constexpr int k_warps_h = 2;      ///< warps along h: k_rows bases each
+constexpr int k_warps_c = 2;      ///< warps along the channels: k_co_thread channels each
+constexpr int k_tile_qd = k_warps_d;
+constexpr int k_tile_qh = k_warps_h * k_rows;
+constexpr int k_tile_qw = 32;     ///< one base per lane
+constexpr int k_co_block = k_warps_c * k_co_thread;
+static_assert(k_warps_d * k_warps_h * k_warps_c == k_warps, "every warp has one (d, h, channel) sub-tile");
+static_assert(k_co_thread % 4 == 0, "weights are loaded as float4");
+
+/// Shared-memory budget of a block with two blocks per SM (Hopper: 228 KB per SM, 1 KB reserved per
+/// block); problems that need more run one block per SM up to k_smem_max_bytes.
+constexpr std::size_t k_smem_two_per_sm_bytes = 110 * 1024;
+constexpr std::size_t k_smem_max_bytes = 227 * 1024;
+
+/// Fused multiply-add with one rounding on both sides (FFMA on the GPU, fmaf on the host): written
+/// explicitly so that neither compiler's contraction choices can make host and device differ.
+/// (The host executor compiles its block loops a second time for CPUs with FMA, where fmaf is one
+/// instruction instead of a libm call: fused/convt3d_bn_sub_host.cpp.)
+FB_HOST_DEVICE float fma32(float a, float b, float c) { return fmaf(a, b, c); }
+
+/// Everything the kernels need about the problem and its tiling (a POD kernel argument).
+struct geometry {
+  phase_dim dim[3];          ///< d, h, w
+  int64_t batch, c_in, c_out;
+  int64_t j0;                ///< most taps of a phase per dimension: ceil(k/s) (cubic kernel)
+  int64_t n_phases;          ///< s^3; phase ph = (rd*s + rh)*s + rw
+  int64_t n_tile[3];         ///< tiles per dimension: ceil(q_count / tile extent)
+  int64_t tiles_per_sample;  ///< n_tile[0] * n_tile[1] * n_tile[2]
+  int64_t n_co_blocks;       ///< ceil(c_out / k_co_block)
+  int64_t n_blocks;          ///< batch * tiles_per_sample * n_co_blocks
+  int64_t ci_chunk;          ///< input channels staged at once
+  int64_t n_ci_chunks;       ///< ceil(c_in / ci_chunk); 1 means x is staged once per block
+  int64_t wt_floats;         ///< arranged weights: n_co_blocks * c_in * k^3 * k_co_block
+  // x tile in shared memory: [ci][xd][xh][xw], row stride xw (floats)
+  int xd, xh, xw, x_plane, x_ci;
+  int smem_w_offset;         ///< floats: the phase's weights [ci][tap][k_co_block] after the x tile
+  int smem_conv_floats;      ///< x tile + weights, rounded up to 4 floats (policy regions follow)
+  int variant;               ///< 1 or 2: compile-time layout and unrolled taps for that J0; 0: generic
+};
+
+/// Where a block works: sample, channel block, tile, and the first base of its tile per dimension.
+/// 32-bit: make_geometry bounds every extent, and fewer live registers leave room for the tile.
+struct block_pos {
+  int b, cob, tile;
+  int q0[3];
+};
+
+/// Block `block` of the grid; the channel block varies fastest (consecutive blocks read the same x
+/// tile from L2), then the tile, then the sample.
+FB_HOST_DEVICE block_pos block_of(const geometry& g, int64_t block) {
+  block_pos bp;
+  bp.cob = static_cast<int>(block % g.n_co_blocks);
+  const int64_t rest = block / g.n_co_blocks;
+  bp.tile = static_cast<int>(rest % g.tiles_per_sample);
+  bp.b = static_cast<int>(rest / g.tiles_per_sample);
+  const int64_t tw = bp.tile % g.n_tile[2];
+  const int64_t th = (bp.tile / g.n_tile[2]) % g.n_tile[1];
+  const int64_t td = bp.tile / (g.n_tile[2] * g.n_tile[1]);
+  bp.q0[0] = static_cast<int>(g.dim[0].q_min() + td * k_tile_qd);
+  bp.q0[1] = static_cast<int>(g.dim[1].q_min() + th * k_tile_qh);
+  bp.q0[2] = static_cast<int>(g.dim[2].q_min() + tw * k_tile_qw);
+  return bp;
+}
+
+/// One phase of the loop: its residues, taps per dimension and where its weights start.
+struct phase_pos {
+  int r[3];
+  int jd, jh, jw;  ///< taps per dimension (0 when the phase has none: k < s)
+  int taps;        ///< jd * jh * jw
+};
+
+FB_HOST_DEVICE phase_pos phase_of(const geometry& g, int64_t ph) {
+  const int s = static_cast<int>(g.dim[0].s);
+  const int phase = static_cast<int>(ph);
+  phase_pos pp;
+  pp.r[0] = phase / (s * s);
+  pp.r[1] = (phase / s) % s;
+  pp.r[2] = phase % s;
+  pp.jd = static_cast<int>(g.dim[0].taps(pp.r[0]));
+  pp.jh = static_cast<int>(g.dim[1].taps(pp.r[1]));
+  pp.jw = static_cast<int>(g.dim[2].taps(pp.r[2]));
+  pp.taps = pp.jd * pp.jh * pp.jw;
+  return pp;
+}
+
+/// Offset [floats] of phase ph's weights inside a channel block's region of the arranged weights:
+/// c_in * k_co_block * (taps of the phases before it).
+FB_HOST_DEVICE int64_t phase_weight_offset(const geometry& g, int64_t ph) {
+  int64_t taps = 0;
+  for (int64_t q = 0; q < ph; ++q) taps += phase_of(g, q).taps;
+  return taps * g.c_in * k_co_block;
+}
+
+/// A thread's place in the block: lane = base along w, (wd, wh, wc) = its warp's sub-tile.
+struct thread_pos {
+  int lane, warp, wd, wh, wc;
+};
+
+FB_HOST_DEVICE thread_pos thread_of(int tid) {
+  thread_pos t;
+  t.lane = tid & 31;
+  t.warp = tid >> 5;
+  t.wc = t.warp % k_warps_c;
+  t.wh = (t.warp / k_warps_c) % k_warps_h;
+  t.wd = t.warp / (k_warps_c * k_warps_h);
+  return t;
+}
+
+/// The x tile layout: compile-time for the unrolled variants (kJ0 = 1, 2), so that every shared
+/// memory offset in the tap loop is an immediate; read from the geometry for the generic one.
+template <int kJ0>
+struct x_layout {
+  static constexpr int xd = k_tile_qd + kJ0 - 1;
+  static constexpr int xh = k_tile_qh + kJ0 - 1;
+  static constexpr int xw = k_tile_qw + kJ0 - 1;
+  static constexpr int plane = xh * xw;
+  static constexpr int ci = xd * plane;
+  static constexpr int j0 = kJ0;
+  FB_HOST_DEVICE explicit x_layout(const geometry&) {}
+};
+
+template <>
+struct x_layout<0> {
+  int xd, xh, xw, plane, ci, j0;
+  FB_HOST_DEVICE explicit x_layout(const geometry& g)
+      : xd(g.xd), xh(g.xh), xw(g.xw), plane(g.x_plane), ci(g.x_ci), j0(static_cast<int>(g.j0)) {}
+};
+
+/// Read-only global load (the read-only data path on the GPU).
+FB_HOST_DEVICE float load_ro(const float* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
+/// Stages input channels [cc*ci_chunk, ...) of the block's x tile into xs, zeros outside the input.
+/// Thread tid: warps take rows (ci, xd, xh) in turn, lanes the first 32 columns (coalesced); the
+/// J0 - 1 remaining columns of every row are spread over all threads. Loads are issued in groups of
+/// kGroup rows before their stores, so a thread has kGroup global loads in flight (1 where the
+/// accumulators are live during staging, to leave them their registers).
+template <int kJ0, int kGroup>
+FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, int tid, const float* x, float* xs) {
+  const x_layout<kJ0> xl(g);
+  const int64_t ci0 = cc * g.ci_chunk;
+  const int n_ci = static_cast<int>(min_i64(g.ci_chunk, g.c_in - ci0));
+  const int n_rows = n_ci * xl.xd * xl.xh;
+  // 32-bit extents (make_plan bounds them by 2^20); only the element offset is 64-bit. Few live
+  // registers: in the chunked path the accumulators stay live through this step.
+  const int D = static_cast<int>(g.dim[0].n_in), H = static_cast<int>(g.dim[1].n_in), W = static_cast<int>(g.dim[2].n_in);
+  const int id0 = bp.q0[0] - (xl.j0 - 1), ih0 = bp.q0[1] - (xl.j0 - 1), iw0 = bp.q0[2] - (xl.j0 - 1);
+  const float* xb = x + (static_cast<int64_t>(bp.b) * g.c_in + ci0) * D * H * W;
+  // Row `row` of the tile: its input row pointer, or null when the row lies outside the input.
+  auto row_src = [&](int row) -> const float* {
+    const int ci = row / (xl.xd * xl.xh);
+    const int rem = row - ci * (xl.xd * xl.xh);
+    const int xd = rem / xl.xh;
+    const int xh = rem - xd * xl.xh;
+    const int id = id0 + xd, ih = ih0 + xh;
+    if (id < 0 || id >= D || ih < 0 || ih >= H) return nullptr;
+    return xb + ((static_cast<int64_t>(ci) * D + id) * H + ih) * W;
+  };
+  const int lane = tid & 31, warp = tid >> 5;
+  const int iw = iw0 + lane;
+  const bool lane_in = iw >= 0 && iw < W;
+  for (int row0 = warp; row0 < n_rows; row0 += kGroup * k_warps) {
+    float v[kGroup];
+    FB_UNROLL
+    for (int u = 0; u < kGroup; ++u) {
+      const int row = row0 + u * k_warps;
+      const float* src = row < n_rows ? row_src(row) : nullptr;
+      v[u] = (src != nullptr && lane_in) ? load_ro(src + iw) : 0.0f;
+    }
+    FB_UNROLL
+    for (int u = 0; u < kGroup; ++u) {
+      const int row = row0 + u * k_warps;
+      if (row < n_rows) xs[row * xl.xw + lane] = v[u];
+    }
+  }
+  // Columns 32 .. xw-1 (the J0 - 1 halo columns past the lanes), flattened over all threads.
+  constexpr int kLanes = 32;
+  const int tail = xl.xw - kLanes;
+  if (tail > 0) {
+    const int div = tail > 0 ? tail : 1;  // (tail is a constant 0 for kJ0 = 1)
+    for (int e = tid; e < n_rows * tail; e += k_threads) {
+      const int row = e / div;
+      const int col = kLanes + (e - row * div);
+      const float* src = row_src(row);
+      const int iwc = iw0 + col;
+      xs[row * xl.xw + col] = (src != nullptr && iwc >= 0 && iwc < W) ? load_ro(src + iwc) : 0.0f;
+    }
+  }
+}
+
+/// Stages the weights of phase `pp`, input-channel chunk cc: one contiguous float4 copy of the
+/// arranged weights (ci of the chunk x taps of the phase x k_co_block) into ws.
+FB_HOST_DEVICE void stage_w(const geometry& g, const block_pos& bp, const phase_pos& pp, int64_t phase_offset,
+                            int64_t cc, int tid, const float* wt, float* ws) {
+  const int64_t ci0 = cc * g.ci_chunk;
+  const int64_t n_ci = min_i64(g.ci_chunk, g.c_in - ci0);
+  const float* src = wt + bp.cob * (g.wt_floats / g.n_co_blocks) + phase_offset + ci0 * pp.taps * k_co_block;
+  const int n4 = static_cast<int>(n_ci * pp.taps * (k_co_block / 4));
+#if defined(__CUDA_ARCH__)
+  const float4* s4 = reinterpret_cast<const float4*>(src);
+  float4* d4 = reinterpret_cast<float4*>(ws);
+  for (int e = tid; e < n4; e += k_threads) d4[e] = __ldg(s4 + e);
+#else
+  for (int e = tid; e < n4; e += k_threads)
+    for (int u = 0; u < 4; ++u) ws[4 * e + u] = src[4 * e + u];
+#endif
+}
+
+/// A thread's accumulators: k_rows bases along h x k_co_thread channels.
+struct acc_tile {
+  float v[k_rows][k_co_thread];
+  FB_HOST_DEVICE void zero() {
+    FB_UNROLL
+    for (int r = 0; r < k_rows; ++r)
+      FB_UNROLL
+      for (int c = 0; c < k_co_thread; ++c) v[r][c] = 0.0f;
+  }
+};
+
+/// The k_co_thread weights of one (ci, tap) for this thread's channels (warp-uniform: broadcast).
+FB_HOST_DEVICE void load_weights(const float* p, float (&w)[k_co_thread]) {
+#if defined(__CUDA_ARCH__)
+  FB_UNROLL
+  for (int u = 0; u < k_co_thread / 4; ++u) {
+    const float4 q = reinterpret_cast<const float4*>(p)[u];
+    w[4 * u] = q.x;
+    w[4 * u + 1] = q.y;
+    w[4 * u + 2] = q.z;
+    w[4 * u + 3] = q.w;
+  }
+#else
+  for (int c = 0; c < k_co_thread; ++c) w[c] = p[c];
+#endif
+}
+
+/// The thread's x pointer: tile element (ci 0, base row wd, first base row wh*k_rows, lane) with
+/// tap 0; tap j reads j lines lower (input index q - j).
+template <class XL>
+FB_HOST_DEVICE const float* x_base(const XL& xl, const thread_pos& t, const float* xs) {
+  return xs + (t.wd + xl.j0 - 1) * xl.plane + (t.wh * k_rows + xl.j0 - 1) * xl.xw + t.lane + xl.j0 - 1;
+}
+
+/// Accumulates n_ci input channels of one phase with JD x JH x JW taps known at compile time
+/// (fully unrolled; consecutive h taps reuse the x values in registers).
+template <int JD, int JH, int JW, class XL>
+FB_HOST_DEVICE void accumulate_fixed(acc_tile& acc, const XL& xl, const float* xb, const float* wb, int n_ci) {
+  constexpr int kTaps = JD * JH * JW;
+  constexpr int kWin = k_rows + JH - 1;
+  acc_tile a = acc;  // a local copy: on the host the compiler may then keep it out of memory (the
+                     // shared-memory pointers are floats too and could alias); on the GPU a no-op
+  FB_NO_UNROLL
+  for (int ci = 0; ci < n_ci; ++ci) {
+    const float* xc = xb + ci * xl.ci;
+    const float* wc = wb + ci * kTaps * k_co_block;
+    FB_UNROLL
+    for (int jd = 0; jd < JD; ++jd) {
+      FB_UNROLL
+      for (int jw = 0; jw < JW; ++jw) {
+        // x rows base-1 .. base+k_rows-1 relative to tap jh = JH-1: window u = r - jh + JH - 1.
+        float xv[kWin];
+        FB_UNROLL
+        for (int u = 0; u < kWin; ++u) xv[u] = xc[-jd * xl.plane + (u - (JH - 1)) * xl.xw - jw];
+        FB_UNROLL
+        for (int jh = 0; jh < JH; ++jh) {
+          float w[k_co_thread];
+          load_weights(wc + ((jd * JH + jh) * JW + jw) * k_co_block, w);
+          FB_UNROLL
+          for (int r = 0; r < k_rows; ++r)
+            FB_UNROLL
+            for (int c = 0; c < k_co_thread; ++c) a.v[r][c] = fma32(xv[r - jh + JH - 1], w[c], a.v[r][c]);
+        }
+      }
+    }
+  }
+  acc = a;
+}
+
+/// The same accumulation with run-time tap counts (any k and s), in the same FMA order.
+template <class XL>
+FB_HOST_DEVICE void accumulate_any(acc_tile& acc, const XL& xl, const float* xb, const float* wb, int n_ci,
+                                   const phase_pos& pp) {
+  acc_tile a = acc;  // see accumulate_fixed
+  FB_NO_UNROLL
+  for (int ci = 0; ci < n_ci; ++ci) {
+    const float* xc = xb + ci * xl.ci;
+    const float* wc = wb + ci * pp.taps * k_co_block;
+    for (int jd = 0; jd < pp.jd; ++jd)
+      for (int jw = 0; jw < pp.jw; ++jw)
+        for (int jh = 0; jh < pp.jh; ++jh) {
+          float w[k_co_thread];
+          load_weights(wc + ((jd * pp.jh + jh) * pp.jw + jw) * k_co_block, w);
+          const float* xp = xc - jd * xl.plane - jh * xl.xw - jw;
+          FB_UNROLL
+          for (int r = 0; r < k_rows; ++r) {
+            const float xv = xp[r * xl.xw];
+            FB_UNROLL
+            for (int c = 0; c < k_co_thread; ++c) a.v[r][c] = fma32(xv, w[c], a.v[r][c]);
+          }
+        }
+  }
+  acc = a;
+}
+
+/// One thread's share of a phase and input-channel chunk: the unrolled variant of the phase's tap
+/// counts when the layout is compile-time and taps per dimension are 1 or 2, else the generic loop.
+template <int kJ0>
+FB_HOST_DEVICE void accumulate(const geometry& g, const phase_pos& pp, int64_t cc, const thread_pos& t,
+                               const float* xs, const float* ws, acc_tile& a) {
+  if (pp.taps == 0) return;
+  const x_layout<kJ0> xl(g);
+  const int n_ci = static_cast<int>(min_i64(g.ci_chunk, g.c_in - cc * g.ci_chunk));
+  const float* xb = x_base(xl, t, xs);
+  const float* wb = ws + t.wc * k_co_thread;
+  if constexpr (kJ0 == 1) {
+    accumulate_fixed<1, 1, 1>(a, xl, xb, wb, n_ci);
+  } else if constexpr (kJ0 == 2) {
+    switch ((pp.jd - 1) * 4 + (pp.jh - 1) * 2 + (pp.jw - 1)) {
+      case 0: accumulate_fixed<1, 1, 1>(a, xl, xb, wb, n_ci); break;
+      case 1: accumulate_fixed<1, 1, 2>(a, xl, xb, wb, n_ci); break;
+      case 2: accumulate_fixed<1, 2, 1>(a, xl, xb, wb, n_ci); break;
+      case 3: accumulate_fixed<1, 2, 2>(a, xl, xb, wb, n_ci); break;
+      case 4: accumulate_fixed<2, 1, 1>(a, xl, xb, wb, n_ci); break;
+      case 5: accumulate_fixed<2, 1, 2>(a, xl, xb, wb, n_ci); break;
+      case 6: accumulate_fixed<2, 2, 1>(a, xl, xb, wb, n_ci); break;
+      default: accumulate_fixed<2, 2, 2>(a, xl, xb, wb, n_ci); break;
+    }
+  } else {
+    accumulate_any(a, xl, xb, wb, n_ci, pp);
+  }
+}
+
+/// The outputs a thread's accumulators stand for in one phase.
+struct thread_outputs {
+  bool active;           ///< the d and w outputs exist (else nothing of this thread counts)
+  int od, ow;            ///< output d and w
+  int oh[k_rows];        ///< output h of each row
+  bool row_ok[k_rows];   ///< that output h exists
+  int co0;               ///< channel of accumulator column 0 (c_out <= 2^20)
+  int n_co;              ///< valid channels: columns [0, n_co) (may be <= 0)
+};
+
+FB_HOST_DEVICE thread_outputs outputs_of(const geometry& g, const block_pos& bp, const phase_pos& pp,
+                                         const thread_pos& t) {
+  thread_outputs o;
+  const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
+  // output_of / has_output of phase_dim, in 32-bit (every coordinate is below 2^22).
+  o.od = (bp.q0[0] + t.wd) * s + pp.r[0] - p;
+  o.ow = (bp.q0[2] + t.lane) * s + pp.r[2] - p;
+  o.active = o.od >= 0 && o.od < g.dim[0].n_out && o.ow >= 0 && o.ow < g.dim[2].n_out;
+  FB_UNROLL
+  for (int r = 0; r < k_rows; ++r) {
+    o.oh[r] = (bp.q0[1] + t.wh * k_rows + r) * s + pp.r[1] - p;
+    o.row_ok[r] = o.oh[r] >= 0 && o.oh[r] < g.dim[1].n_out;
+  }
+  o.co0 = bp.cob * k_co_block + t.wc * k_co_thread;
+  o.n_co = static_cast<int>(min_i64(k_co_thread, g.c_out - o.co0));
+  return o;
+}
+
+/// True when some accumulator of the thread stands for an output of this phase (outputs_of has
+/// one with active, a row_ok and n_co > 0). Computed apart from outputs_of, from the fewest values:
+/// it is evaluated before the tap loop, and nothing of it must stay live through the loop.
+FB_HOST_DEVICE bool has_outputs(const geometry& g, const block_pos& bp, const phase_pos& pp, const thread_pos& t) {
+  const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
+  const int od = (bp.q0[0] + t.wd) * s + pp.r[0] - p;
+  const int ow = (bp.q0[2] + t.lane) * s + pp.r[2] - p;
+  const int oh_first = (bp.q0[1] + t.wh * k_rows) * s + pp.r[1] - p;  // rows increase with r
+  const int oh_last = oh_first + (k_rows - 1) * s;
+  return od >= 0 && od < g.dim[0].n_out && ow >= 0 && ow < g.dim[2].n_out && oh_last >= 0 &&
+         oh_first < g.dim[1].n_out && bp.cob * k_co_block + t.wc * k_co_thread < g.c_out;
+}
+
+/// Derives the geometry of a cubic transposed convolution (kernel k, stride s, padding p) for the
+/// block tile above. policy_bytes: shared memory the caller's block program adds after the conv
+/// regions (the largest over its passes, so that every pass uses the same channel chunk and thus
+/// the same sums). force_generic: use the generic tap loop even where an unrolled one exists (tests).
+/// Throws std::invalid_argument when even one input channel does not fit in shared memory.
+inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_t depth, int64_t height,
+                              int64_t width, int64_t k, int64_t s, int64_t p, std::size_t policy_bytes,
+                              bool force_generic, const char* model) {
+  geometry g{};
+  const int64_t in[3] = {depth, height, width};
+  for (int d = 0; d < 3; ++d) g.dim[d] = phase_dim{in[d], convt_output_size(in[d], k, s, p, 0), k, s, p};
+  g.batch = batch;
+  g.c_in = c_in;
+  g.c_out = c_out;
+  g.j0 = g.dim[0].max_taps();
+  g.n_phases = s * s * s;
+  const int64_t extent[3] = {k_tile_qd, k_tile_qh, k_tile_qw};
+  for (int d = 0; d < 3; ++d) g.n_tile[d] = ceil_div(g.dim[d].q_count(), extent[d]);
+  g.tiles_per_sample = g.n_tile[0] * g.n_tile[1] * g.n_tile[2];
+  g.n_co_blocks = ceil_div(c_out, k_co_block);
+  g.n_blocks = batch * g.tiles_per_sample * g.n_co_blocks;
+  g.wt_floats = g.n_co_blocks * c_in * k * k * k * k_co_block;
+  g.xd = static_cast<int>(k_tile_qd + g.j0 - 1);
+  g.xh = static_cast<int>(k_tile_qh + g.j0 - 1);
+  g.xw = static_cast<int>(k_tile_qw + g.j0 - 1);
+  g.x_plane = g.xh * g.xw;
+  g.x_ci = g.xd * g.x_plane;
+  // Per input channel: its x tile and the weights of the phase with the most taps (J0^3).
+  const int64_t w_per_ci = g.j0 * g.j0 * g.j0 * k_co_block;
+  const int64_t per_ci_bytes = (g.x_ci + w_per_ci) * static_cast<int64_t>(sizeof(float));
+  const int64_t fixed_bytes = static_cast<int64_t>(policy_bytes) + 64;  // + alignment slack
+  auto chunk_for = [&](std::size_t budget) {
+    return min_i64(c_in, (static_cast<int64_t>(budget) - fixed_bytes) / per_ci_bytes);
+  };
+  g.ci_chunk = chunk_for(k_smem_two_per_sm_bytes);
+  if (g.ci_chunk < 1) g.ci_chunk = chunk_for(k_smem_max_bytes);
+  if (g.ci_chunk < 1)
+    throw std::invalid_argument(std::string(model) + ": kernel_size " + std::to_string(k) + " with stride " +
+                                std::to_string(s) + " needs more shared memory than a block has (ceil(k/s) = " +
+                                std::to_string(g.j0) + " taps per dimension)");
+  g.n_ci_chunks = ceil_div(c_in, g.ci_chunk);
+  const int64_t x_floats = ((g.ci_chunk * g.x_ci + 3) / 4) * 4;  // weights start 16-byte aligned
+  g.smem_w_offset = static_cast<int>(x_floats);
+  g.smem_conv_floats = static_cast<int>(x_floats + g.ci_chunk * w_per_ci);
+  g.variant = (!force_generic && (g.j0 == 1 || g.j0 == 2)) ? static_cast<int>(g.j0) : 0;
+  return g;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The block programs. Exec provides threads(f) (f(tid, thread_state&) for each thread of the
+// block) and sync() (a block barrier); Exec::state has a member `acc` (acc_tile).
+// ---------------------------------------------------------------------------------------------
+
+/// Arranges the weights W[ci][co][td][th][tw] for channel block `block / n_phases` and phase
+/// `block % n_phases` into wt (layout in the file comment), zero beyond c_out.
+template <class Exec>
+FB_HOST_DEVICE void arrange_weights_block(Exec& ex, const geometry& g, const float* weight, float* wt, int64_t block) {
+  const int64_t cob = block / g.n_phases, ph = block % g.n_phases;
+  const phase_pos pp = phase_of(g, ph);
+  if (pp.taps == 0) return;
+  float* dst = wt + cob * (g.wt_floats / g.n_co_blocks) + phase_weight_offset(g, ph);
+  const int64_t k = g.dim[0].k, s = g.dim[0].s;
+  const int64_t n = g.c_in * pp.taps * k_co_block;
+  ex.threads([&](int tid, typename Exec::state&) {
+    for (int64_t e = tid; e < n; e += k_threads) {
+      const int64_t co_l = e % k_co_block;
+      const int64_t tap = (e / k_co_block) % pp.taps;
+      const int64_t ci = e / (k_co_block * pp.taps);
+      const int64_t jw = tap % pp.jw, jh = (tap / pp.jw) % pp.jh, jd = tap / (pp.jw * pp.jh);
+      const int64_t td = pp.r[0] + jd * s, th = pp.r[1] + jh * s, tw = pp.r[2] + jw * s;
+      const int64_t co = cob * k_co_block + co_l;
+      dst[e] = co < g.c_out ? weight[(((ci * g.c_out + co) * k + td) * k + th) * k + tw] : 0.0f;
+    }
+  });
+}
+
+/// One block of a convolution pass: for every phase, stage the phase's weights (and x: once per
+/// block when all input channels fit, kChunked = false; per chunk otherwise), accumulate, then hand
+/// the accumulators to the policy. Two instantiations rather than a run-time test, so that the
+/// one-chunk path (the default) never keeps accumulators live across a staging step: its register
+/// allocation is the tap loop's alone.
+/// Policy: prologue(ex, bp, region) before the first barrier; epilogue(tid, state, bp, outputs,
+/// region) after each phase; finish(ex, bp, region) at the end (it may use ex.sync()). region: the
+/// policy's shared memory, after the conv regions. A policy holds no per-block state of its own:
+/// what it needs comes with the calls (fewer registers live across the tap loops).
+template <int kJ0, bool kChunked, class Exec, class Policy>
+FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x, const float* wt, int64_t block,
+                                    float* smem, const Policy& policy) {
+  const block_pos bp = block_of(g, block);
+  float* xs = smem;
+  float* ws = smem + g.smem_w_offset;
+  float* region = smem + g.smem_conv_floats;
+  policy.prologue(ex, bp, region);
+  if (!kChunked) ex.threads([&](int tid, typename Exec::state&) { stage_x<kJ0, 4>(g, bp, 0, tid, x, xs); });
+  int64_t phase_offset = 0;
+  for (int ph = 0; ph < static_cast<int>(g.n_phases); ++ph) {
+    const phase_pos pp = phase_of(g, ph);
+    const int64_t n_chunks = kChunked ? g.n_ci_chunks : 1;
+    for (int64_t cc = 0; cc < n_chunks; ++cc) {
+      ex.threads([&](int tid, typename Exec::state& st) {
+        if (kChunked) stage_x<kJ0, 1>(g, bp, cc, tid, x, xs);
+        if (pp.taps > 0) stage_w(g, bp, pp, phase_offset, cc, tid, wt, ws);
+        if (cc == 0) st.acc.zero();
+      });
+      ex.sync();
+      // A thread whose phase has no output (past the output's edge, or only padded channels) skips
+      // the tap loop: its accumulators are never used. Whole warps skip at the tile edges.
+      ex.threads([&](int tid, typename Exec::state& st) {
+        const thread_pos t = thread_of(tid);
+        if (has_outputs(g, bp, pp, t)) accumulate<kJ0>(g, pp, cc, t, xs, ws, st.acc);
+      });
+      ex.sync();  // the next stage overwrites the weights (and x when chunked)
+    }
+    ex.threads([&](int tid, typename Exec::state& st) {
+      policy.epilogue(tid, st, bp, outputs_of(g, bp, pp, thread_of(tid)), region);
+    });
+    phase_offset += pp.taps * g.c_in * k_co_block;
+  }
+  policy.finish(ex, bp, region);
+}
+
+}  // namespace fb::fused::convt3d_tile
+
+#if !defined(__CUDA_ARCH__)
+#include <vector>
+namespace fb::fused::convt3d_tile {
+/// The host executor of a block program: threads(f) runs f for every thread of the block in turn,
+/// each with its own (persistent) registers; sync() has nothing to wait for.
+struct host_exec {
+  struct state {
+    acc_tile acc;
+  };
+  std::vector<state> states = std::vector<state>(k_threads);
+  template <class F>
+  void threads(F&& f) {
+    for (int t = 0; t < k_threads; ++t) f(t, states[static_cast<std::size_t>(t)]);
+  }
+  void sync() {}
+};
+}  // namespace fb::fused::convt3d_tile
+#endif

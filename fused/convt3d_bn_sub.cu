@@ -1,0 +1,176 @@
+// CUDA path of convt3d_bn_sub (KernelBench #15): ConvTranspose3d -> BatchNorm3d -> subtract the
+// per-(b, c) spatial mean. Out = gamma_c * (y - ybar_bc) / sqrt(var_c + eps) (SPEC 1.1), where the
+// batch variance var_c needs the whole batch before any output can be written, so the convolution
+// runs twice and nothing of output size is ever stored but the output itself.
+//
+// Launches (fused/common/convt3d_bn_sub_plan.h has the block programs, run identically by the host
+// executor): prep (tap-box sums of x; weights arranged per phase) -> means -> pass 1 (training only)
+// -> finalize -> pass 2.
+//
+// Statistics scheme: EXACT MEANS FIRST, then centred sums. Why this and not per-tile (count, mean,
+// M2) merged with Chan's formula: the mean of every (b, c) follows exactly and cheaply from the
+// input (the 3-D form of #44's border identity: sum_o y = sum_ci sum_tap W * R, R = the sum of x
+// over the tap's box, fp64; one read of x, 17 MB at the default), and pass 2 needs ybar_bc anyway. With ybar known
+// before pass 1, the pass-1 epilogue per output is two subtractions and one FMA into a per-thread
+// fp32 partial of k_rows = 4 terms, added to an fp64 slot: no cancellation (a sum of squares of
+// centred values), no per-tile mean (which would need two block-wide reductions per phase tile) and
+// no fp64 divisions. The mean is subtracted as an fp32 pair hi + lo, so it costs nothing to
+// rounding even for offset inputs. var_c = (sum_b M2_bc + S * sum_b (ybar_bc - mean_c)^2)/(B*S)
+// (bn::combine_sample_moments, fp64).
+//
+// The convolution (fused/common/convt3d_tile.cuh): phase (sub-pixel) decomposition; a block tile is
+// 2 x 8 x 32 bases (d, h, w) x 32 output channels over all s^3 phases; every warp works on one
+// phase at a time, its lanes on 32 consecutive w bases (uniform tap loop, broadcast weights,
+// conflict-free x reads), a thread on 4 h bases x 16 channels in 64 fp32 registers. The x tile
+// (with halo, zero-filled outside the input) is staged once per block when all input channels fit
+// (at the default 16 channels: 57 KB), a phase's weights per phase (pre-arranged per phase in the
+// workspace: one float4 copy). For J0 = ceil(k/s) <= 2 (the default) the layout is compile-time
+// and each phase's taps are unrolled (8 variants): per tap, 4 x loads and 4 float4 weight loads
+// for 64 FMAs, every offset an immediate. fp32 FMAs, no TF32, no tensor cores.
+//
+// Threads whose phase has no output (tile edges, padded channels) skip the tap loop.
+// Resources (nvcc 13, sm_90, -Xptxas -v): the default path's kernels (J0 = 2, one channel chunk)
+// use 128 (statistics) and 127 (writing) registers with no spills, 108,608 and 73,792 bytes of
+// dynamic shared memory: two blocks per SM. The chunked instantiations (C_in beyond what fits,
+// e.g. > 16 at k=3, s=2) keep the accumulators live through staging and spill 8-96 bytes of
+// outer-loop state.
+//
+// Determinism: no atomics at all. Every partial has one owner (thread slot, block slice, tile,
+// channel) and every reduction a fixed order that does not depend on the grid or the SM count;
+// running buffers and num_batches_tracked are written by one thread each. 64-bit indices wherever
+// sizes multiply (x, out, workspace); 32-bit only inside a block's shared memory.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "fused/common/convt3d_bn_sub_plan.h"
+#include "fused/common/cuda_check.h"
+#include "fused/common/plan_util.h"
+#include "fused/convt3d_bn_sub.h"
+
+namespace fb::fused::convt3d_bn_sub {
+namespace {
+
+namespace tile = fb::fused::convt3d_tile;
+using detail::args;
+using detail::plan;
+
+/// The GPU executor of a block program: this thread runs its share, barriers are __syncthreads.
+struct device_exec {
+  struct state {
+    tile::acc_tile acc;
+  };
+  state st;
+  template <class F>
+  FB_HOST_DEVICE void threads(F&& f) {
+#if defined(__CUDA_ARCH__)
+    f(static_cast<int>(threadIdx.x), st);
+#endif
+  }
+  FB_HOST_DEVICE void sync() {
+#if defined(__CUDA_ARCH__)
+    __syncthreads();
+#endif
+  }
+};
+
+__global__ void __launch_bounds__(tile::k_threads) prep_kernel(const __grid_constant__ plan pl,
+                                                               const __grid_constant__ args a) {
+  device_exec ex;
+  detail::prep_block(ex, pl, a, blockIdx.x);
+}
+
+__global__ void __launch_bounds__(tile::k_threads) means_kernel(const __grid_constant__ plan pl,
+                                                                const __grid_constant__ args a) {
+  const int64_t item = static_cast<int64_t>(blockIdx.x) * tile::k_threads + threadIdx.x;
+  if (item < pl.g.batch * pl.g.c_out) detail::mean_item(pl, a, item);
+}
+
+__global__ void __launch_bounds__(tile::k_threads) finalize_kernel(const __grid_constant__ plan pl,
+                                                                   const __grid_constant__ args a) {
+  device_exec ex;
+  detail::finalize_block(ex, pl, a, blockIdx.x);
+}
+
+// Two blocks per SM: 64 accumulators + weights + x window fit the 128 registers this allows, and
+// the statistics pass's ~106 KB of shared memory fits twice into the SM's 228 KB.
+template <int kJ0, bool kChunked, bool kStats>
+__global__ void __launch_bounds__(tile::k_threads, 2) pass_kernel(const __grid_constant__ plan pl,
+                                                                  const __grid_constant__ args a) {
+  extern __shared__ float4 smem4[];
+  device_exec ex;
+  detail::pass_block<kJ0, kChunked, kStats>(ex, pl, a, blockIdx.x, reinterpret_cast<float*>(smem4));
+}
+
+/// Lets `kernel` use up to tile::k_smem_max_bytes of dynamic shared memory on the current device;
+/// set once per (device, kernel) so that later calls (also inside a graph capture) make no
+/// attribute call. The limit does not change occupancy: that follows each launch's actual bytes.
+void allow_large_smem(const void* kernel) {
+  static std::mutex mutex;
+  static std::set<std::pair<int, const void*>> done;
+  int dev = 0;
+  FB_CUDA_CHECK(cudaGetDevice(&dev));
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (!done.insert({dev, kernel}).second) return;
+  FB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(tile::k_smem_max_bytes)));
+}
+
+template <bool kStats>
+void launch_pass(const plan& pl, const args& a, cudaStream_t stream) {
+  const std::size_t smem = kStats ? pl.smem_stats_bytes : pl.smem_write_bytes;
+  const auto blocks = static_cast<unsigned>(pl.g.n_blocks);
+  auto go = [&](auto kernel) {
+    allow_large_smem(reinterpret_cast<const void*>(kernel));
+    kernel<<<blocks, tile::k_threads, smem, stream>>>(pl, a);
+    FB_CUDA_CHECK(cudaGetLastError());
+  };
+  const bool chunked = pl.g.n_ci_chunks > 1;
+  switch (pl.g.variant * 2 + (chunked ? 1 : 0)) {
+    case 2: go(pass_kernel<1, false, kStats>); break;
+    case 3: go(pass_kernel<1, true, kStats>); break;
+    case 4: go(pass_kernel<2, false, kStats>); break;
+    case 5: go(pass_kernel<2, true, kStats>); break;
+    case 0: go(pass_kernel<0, false, kStats>); break;
+    default: go(pass_kernel<0, true, kStats>); break;
+  }
+}
+
+}  // namespace
+
+void run_cuda(const problem& prob, const float* x, const float* weight, const float* conv_bias, const float* gamma,
+              const float* beta, float* running_mean, float* running_var, int64_t* num_batches_tracked, float* out,
+              void* workspace, stream_t stream) {
+  using fb::fused::detail::require_ptr;
+  const plan pl = detail::make_plan(prob);
+  constexpr const char* m = "convt3d_bn_sub::run_cuda";
+  require_ptr(x, m, "x");
+  require_ptr(weight, m, "weight");
+  require_ptr(gamma, m, "gamma");
+  require_ptr(beta, m, "beta");
+  require_ptr(running_mean, m, "running_mean");
+  require_ptr(running_var, m, "running_var");
+  require_ptr(num_batches_tracked, m, "num_batches_tracked");
+  require_ptr(out, m, "out");
+  require_ptr(workspace, m, "workspace");
+  fb::fused::detail::require(detail::prep_blocks(pl) < (int64_t{1} << 31), m, "batch*in_channels",
+                             "too large (prep blocks must be < 2^31)", detail::prep_blocks(pl));
+  const args a{x,           weight,      conv_bias, gamma, running_mean,
+               running_var, num_batches_tracked, out,       fb::fused::detail::aligned_workspace(workspace)};
+  const auto s = static_cast<cudaStream_t>(stream);
+  prep_kernel<<<static_cast<unsigned>(detail::prep_blocks(pl)), tile::k_threads, 0, s>>>(pl, a);
+  FB_CUDA_CHECK(cudaGetLastError());
+  const int64_t items = pl.g.batch * pl.g.c_out;
+  means_kernel<<<static_cast<unsigned>((items + tile::k_threads - 1) / tile::k_threads), tile::k_threads, 0, s>>>(
+      pl, a);
+  FB_CUDA_CHECK(cudaGetLastError());
+  if (pl.training) launch_pass<true>(pl, a, s);
+  finalize_kernel<<<static_cast<unsigned>(pl.g.c_out), tile::k_threads, 0, s>>>(pl, a);
+  FB_CUDA_CHECK(cudaGetLastError());
+  launch_pass<false>(pl, a, s);
+}
+
+}  // namespace fb::fused::convt3d_bn_sub

@@ -1,0 +1,211 @@
+// Self-test of convt3d_bn_sub (KernelBench #15): run_cuda vs run_host (the same block programs on
+// the CPU), output, running_mean, running_var and num_batches_tracked, on random problems of the
+// fuzz domain, problems that cross the kernel's internal boundaries, and the default sizes.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "fused/common/convt_phase.cuh"
+#include "fused/convt3d_bn_sub.h"
+#include "property_tests/selftest/selftest.h"
+
+namespace fb::selftest {
+namespace {
+
+namespace bsub = fb::fused::convt3d_bn_sub;
+
+// Nominal FP32 SIMT peak of an H100 SXM (132 SMs x 128 lanes x 2 x 1.98 GHz) for the FLOP floor;
+// the bandwidth floor uses a plain read of an output-sized buffer measured in the same run.
+constexpr double k_fp32_peak_flops = 67e12;
+
+std::string describe(const bsub::problem& p, bool bias, dist d) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "convt3d_bn_sub B=%lld Cin=%lld Cout=%lld D=%lld H=%lld W=%lld k=%lld s=%lld p=%lld %s %s %s",
+                (long long)p.batch, (long long)p.in_channels, (long long)p.out_channels, (long long)p.depth,
+                (long long)p.height, (long long)p.width, (long long)p.kernel_size, (long long)p.stride,
+                (long long)p.padding, p.training ? "training" : "eval", bias ? "bias" : "no-bias", dist_name(d));
+  return buf;
+}
+
+int64_t out_size(const bsub::problem& p, int64_t n) {
+  return fb::fused::convt_output_size(n, p.kernel_size, p.stride, p.padding, 0);
+}
+
+/// Output elements and valid-tap multiply-adds of a problem.
+void sizes_of(const bsub::problem& p, double& outputs, double& macs) {
+  const int64_t in[3] = {p.depth, p.height, p.width};
+  outputs = static_cast<double>(p.batch * p.out_channels);
+  macs = static_cast<double>(p.batch * p.in_channels * p.out_channels);
+  for (int64_t n : in) {
+    const fb::fused::phase_dim d{n, out_size(p, n), p.kernel_size, p.stride, p.padding};
+    outputs *= static_cast<double>(d.n_out);
+    macs *= static_cast<double>(d.valid_pairs());
+  }
+}
+
+bool run_case(const bsub::problem& p, bool bias, dist d, rng_t& rng, bool graph, bool bench, cudaStream_t stream,
+              tally& t) {
+  const int64_t k3 = p.kernel_size * p.kernel_size * p.kernel_size;
+  const int64_t co = p.out_channels;
+  std::vector<float> x(static_cast<std::size_t>(p.batch * p.in_channels * p.depth * p.height * p.width));
+  std::vector<float> w(static_cast<std::size_t>(p.in_channels * co * k3));
+  std::vector<float> cb(static_cast<std::size_t>(co)), gamma(cb.size()), beta(cb.size()), rm(cb.size()), rv(cb.size());
+  fill_x(x, p.height, p.width, d, rng);
+  const double wb = 1.0 / std::sqrt(static_cast<double>(co * k3));  // kaiming-uniform's bound
+  fill_u(w, -wb, wb, rng);
+  fill_u(cb, -1.0, 1.0, rng);
+  fill_u(gamma, -2.0, 2.0, rng);
+  fill_u(beta, -2.0, 2.0, rng);
+  fill_u(rm, -1.0, 1.0, rng);
+  fill_u(rv, 0.1, 3.0, rng);
+  const int64_t nbt0 = rng.range(0, 1000);
+  double outputs = 0, macs = 0;
+  sizes_of(p, outputs, macs);
+  const auto n = static_cast<int64_t>(outputs);
+
+  // The host executor's results, from the same initial buffers.
+  const std::size_t wsb = bsub::workspace_bytes(p);
+  std::vector<unsigned char> hws(wsb);
+  std::vector<float> host(static_cast<std::size_t>(n)), rm_h = rm, rv_h = rv;
+  int64_t nbt_h = nbt0;
+  bsub::run_host(p, x.data(), w.data(), bias ? cb.data() : nullptr, gamma.data(), beta.data(), rm_h.data(),
+                 rv_h.data(), &nbt_h, host.data(), hws.data());
+
+  device_buffer dx = upload(x), dw = upload(w), dcb = upload(cb), dg = upload(gamma), dbeta = upload(beta);
+  device_buffer drm(rm.size() * sizeof(float)), drv(rv.size() * sizeof(float)), dnbt(sizeof(int64_t)), dws(wsb);
+  guarded_output out(n);
+  selftest_case c;
+  c.name = describe(p, bias, d);
+  c.launch = [&](cudaStream_t s) {
+    bsub::run_cuda(p, dx.f(), dw.f(), bias ? dcb.f() : nullptr, dg.f(), dbeta.f(), drm.f(), drv.f(),
+                   static_cast<int64_t*>(dnbt.p), out.data(), dws.p, s);
+  };
+  c.reset = [&] {  // the buffers are updated in place: every run starts from the same state
+    copy_to_device(drm.p, rm.data(), rm.size() * sizeof(float));
+    copy_to_device(drv.p, rv.data(), rv.size() * sizeof(float));
+    copy_to_device(dnbt.p, &nbt0, sizeof nbt0);
+  };
+  c.outputs.push_back({"out", &out, n, host, true});
+  c.outputs.push_back({"running_mean", drm.p, co, rm_h, false});
+  c.outputs.push_back({"running_var", drv.p, co, rv_h, false});
+  c.extra_check = [&]() -> std::string {
+    int64_t got = 0;
+    FB_CUDA_CHECK(cudaMemcpy(&got, dnbt.p, sizeof got, cudaMemcpyDeviceToHost));
+    if (got == nbt_h) return "";
+    return "num_batches_tracked=" + std::to_string(got) + " host=" + std::to_string(nbt_h);
+  };
+  const bool ok = check_case(c, graph, stream, t);
+  if (bench) {
+    // The whole call (every launch) after a clean L2 flush, beside the floor: output written once
+    // plus x and weights read, at the bandwidth of a plain read of an output-sized buffer, and 2
+    // FLOPs per valid-tap MAC per pass over the convolution at the nominal FP32 peak.
+    const double passes = p.training ? 2.0 : 1.0;
+    const double bytes = 4.0 * (static_cast<double>(n) + static_cast<double>(x.size() + w.size()));
+    const double us = median_us([&] { c.launch(stream); }, stream, 50);
+    const double read_out_us = read_us(out.data(), static_cast<std::size_t>(n) * sizeof(float), stream);
+    const double bw = 4.0 * static_cast<double>(n) / (read_out_us * 1e-6);
+    const double floor_bytes_us = bytes / bw * 1e6;
+    const double floor_flops_us = 2.0 * macs * passes / k_fp32_peak_flops * 1e6;
+    std::printf(
+        "BENCH %s: %.1f us; floor %.1f us (bytes %.1f us at %.0f GB/s read, FLOPs %.1f us at 67 TFLOP/s: "
+        "%.2e valid-tap MACs x %.0f passes); %.2f x floor; empty kernel %.2f us\n",
+        c.name.c_str(), us, std::max(floor_bytes_us, floor_flops_us), floor_bytes_us, bw * 1e-9, floor_flops_us, macs,
+        passes, us / std::max(floor_bytes_us, floor_flops_us), empty_kernel_us(stream));
+  }
+  return ok;
+}
+
+int64_t pick_padding(rng_t& rng, const bsub::problem& p) {
+  auto pmax = [&](int64_t n) { return ((n - 1) * p.stride + p.kernel_size - 1) / 2; };
+  const int64_t pm = std::min({pmax(p.depth), pmax(p.height), pmax(p.width)});
+  // Mostly small paddings (as in practice), sometimes anything valid (crops at both borders, p > k).
+  return (rng.next() % 3 == 0) ? rng.range(0, pm) : std::min<int64_t>(pm, rng.range(0, p.kernel_size));
+}
+
+/// A random problem of the fuzz domain (SPEC 2), kept to <= ~4M outputs and a host run of a
+/// fraction of a second.
+bsub::problem draw(rng_t& rng) {
+  bsub::problem p{};
+  p.batch = rng.range(1, 8);
+  p.in_channels = rng.range(1, 64);
+  p.out_channels = rng.range(1, 64);
+  if (p.out_channels == p.in_channels && rng.next() % 4 != 0) p.out_channels = p.in_channels % 64 + 1;  // SPEC 1
+  p.kernel_size = rng.range(1, 7);
+  p.stride = rng.range(1, 4);
+  p.depth = rng.range(1, 40);
+  p.height = rng.range(1, 40);
+  p.width = rng.range(1, 40);
+  p.training = rng.next() % 4 != 0;
+  p.eps = 1e-5;
+  p.momentum = 0.1;
+  for (;;) {
+    p.padding = pick_padding(rng, p);
+    double outputs = 0, macs = 0;
+    sizes_of(p, outputs, macs);
+    if (outputs <= 4e6 && macs <= 2e8) break;
+    // Too big: halve the largest of batch and the spatial sizes.
+    int64_t* biggest = &p.batch;
+    for (int64_t* f : {&p.depth, &p.height, &p.width})
+      if (*f > *biggest) biggest = f;
+    if (*biggest > 1) *biggest = (*biggest + 1) / 2;
+    else p.in_channels = std::max<int64_t>(1, p.in_channels / 2);
+  }
+  double outputs = 0, macs = 0;
+  sizes_of(p, outputs, macs);
+  if (p.training && outputs / static_cast<double>(p.out_channels) <= 1.0) p.training = false;  // PyTorch: N > 1
+  return p;
+}
+
+tally run(const options& opt, rng_t& rng, cudaStream_t stream) {
+  tally t;
+  auto go = [&](bsub::problem p, bool bias, dist d, bool graph, bool bench = false) {
+    run_case(p, bias, d, rng, graph, bench, stream, t);
+  };
+  for (int c = 0; c < opt.cases; ++c) go(draw(rng), rng.next() % 2 == 0, draw_dist(rng), c < 20);
+  // The kernel's internal boundaries (fused/common/convt3d_tile.cuh: tiles of 2 x 8 x 32 bases
+  // (d, h, w) x 32 channels, input channels staged in chunks when they do not fit, unrolled tap
+  // loops for ceil(k/s) <= 2, generic ones otherwise):
+  //  - input-channel chunks: 17..64 channels at k=3, s=2 (16 fit), and k=7, s=1 (one at a time);
+  go({2, 17, 9, 5, 9, 11, 3, 2, 1, true, 1e-5, 0.1}, true, dist::normal, true);
+  go({2, 64, 40, 6, 12, 20, 3, 2, 1, true, 1e-5, 0.1}, false, dist::uniform, false);
+  go({1, 5, 7, 6, 9, 12, 7, 1, 3, true, 1e-5, 0.1}, true, dist::sparse, true);
+  go({2, 3, 5, 4, 7, 9, 7, 1, 0, false, 1e-5, 0.1}, true, dist::normal, false);
+  //  - several channel blocks (33, 64 and 65 output channels), partly padded;
+  go({2, 6, 33, 7, 9, 10, 3, 2, 1, true, 1e-5, 0.1}, true, dist::uniform, true);
+  go({1, 4, 65, 5, 6, 7, 4, 2, 1, true, 1e-5, 0.1}, false, dist::offset, false);
+  //  - many tiles per (b, c) in every dimension and w rows of more than 32 bases (s = 1, 40^3);
+  go({2, 3, 4, 40, 40, 40, 3, 1, 1, true, 1e-5, 0.1}, true, dist::border_only, true);
+  go({1, 2, 3, 40, 40, 40, 2, 2, 0, true, 1e-5, 0.1}, false, dist::normal, false);
+  //  - large planes at the default geometry (several tiles per (b, c), 8 x 4 x 3 of them);
+  go({1, 8, 12, 31, 40, 40, 3, 2, 1, true, 1e-5, 0.1}, true, dist::uniform, false);
+  //  - ceil(k/s) = 1 (phases without taps when k < s), 3 (generic loop), 2 with all-two-tap phases;
+  go({3, 5, 6, 9, 10, 11, 2, 4, 0, true, 1e-5, 0.1}, true, dist::normal, true);
+  go({2, 7, 5, 8, 9, 10, 3, 1, 1, true, 1e-5, 0.1}, true, dist::uniform, true);
+  go({2, 7, 5, 8, 9, 10, 4, 2, 1, true, 1e-5, 0.1}, false, dist::offset, true);
+  //  - padding past the kernel (crops at both borders), eval with a single value per channel.
+  go({2, 3, 4, 6, 7, 8, 3, 3, 5, true, 1e-5, 0.1}, true, dist::border_only, false);
+  go({1, 3, 4, 1, 1, 1, 1, 1, 0, false, 1e-5, 0.1}, true, dist::uniform, false);
+  if (opt.with_default) {
+    const bsub::problem def{16, 16, 32, 16, 32, 32, 3, 2, 1, true, 1e-5, 0.1};
+    go(def, true, dist::uniform, true, opt.bench);
+    bsub::problem eval = def;
+    eval.training = false;
+    go(eval, true, dist::normal, false, opt.bench);  // one pass: the difference is pass 1 and its stats
+    if (opt.bench) {  // the sweep's batch x0.125 and x2: what does not scale with the batch
+      bsub::problem small = def;
+      small.batch = 2;
+      go(small, true, dist::uniform, false, true);
+      bsub::problem large = def;
+      large.batch = 32;
+      go(large, true, dist::uniform, false, true);
+    }
+  }
+  return t;
+}
+
+}  // namespace
+}  // namespace fb::selftest
+
+FB_SELFTEST_MODEL("convt3d_bn_sub", fb::selftest::run)
