@@ -16,6 +16,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "fused/common/convt3d_scale_bn_gap_plan.h"
@@ -111,24 +112,35 @@ std::vector<cd> brute_dft3(const double* v, int64_t d0, int64_t h0, int64_t w0, 
 }
 
 /// A single-threaded executor for the block programs (as the host executor does: phases thread by
-/// thread, barriers no-ops), so the tests can run one kernel's program and look at its output.
+/// thread, barriers no-ops), so the tests can run one kernel's program and look at its output. The
+/// order of the threads inside a phase is a parameter: on the GPU they run concurrently, so a
+/// program whose result depends on that order has a missing barrier.
+enum class order { forward, reverse, stride7 };
+
 template <class State>
 struct test_exec {
+  order ord = order::forward;
   std::vector<State> st = std::vector<State>(k77::detail::k_threads);
   template <class F>
   void each_thread(F&& f) {
-    for (int t = 0; t < k77::detail::k_threads; ++t) f(t, st[static_cast<std::size_t>(t)]);
+    constexpr int n = k77::detail::k_threads;
+    for (int i = 0; i < n; ++i) {
+      const int t = ord == order::forward ? i : ord == order::reverse ? n - 1 - i : (i * 7) % n;  // 7 is odd
+      f(t, st[static_cast<std::size_t>(t)]);
+    }
   }
   void sync() {}
 };
 
-/// Runs `prog(ex, block, smem)` for every block with NaN-poisoned shared memory.
+/// Runs `prog(ex, block, smem)` for every block, each with a NaN-poisoned shared memory of exactly
+/// smem_bytes (a multiple of 16), in its own allocation (so AddressSanitizer sees any overrun).
 template <class State, class Prog>
-void run_all(int64_t blocks, std::size_t smem_bytes, Prog prog) {
-  std::vector<double> buf(smem_bytes / sizeof(double) + 2);
-  auto* smem = reinterpret_cast<unsigned char*>(buf.data());
+void run_all(int64_t blocks, std::size_t smem_bytes, Prog prog, order ord = order::forward) {
   test_exec<State> ex;
+  ex.ord = ord;
   for (int64_t b = 0; b < blocks; ++b) {
+    std::vector<double> buf(smem_bytes / sizeof(double));
+    auto* smem = reinterpret_cast<unsigned char*>(buf.data());
     std::memset(smem, 0xFF, smem_bytes);
     prog(ex, b, smem);
   }
@@ -487,10 +499,17 @@ brute_result brute_force(const k77::problem& p, const std::vector<float>& x, con
   return r;
 }
 
+/// Appends "what (details)" to err when ok is false.
+void expect(bool ok, std::string& err, const std::string& what) {
+  if (!ok && err.size() < 2000) err += what + "; ";
+}
+
 /// One case: random parameters and buffers, run_host on a guarded misaligned workspace, checks
-/// against brute force at the gate's tolerance (1e-5), the variance itself to 1e-6 (momentum 1
-/// makes running_var the unbiased batch variance), the counter, and bitwise determinism.
-void check_against_brute_force(const k77::problem& p, dist d, uint64_t seed) {
+/// against brute force at the gate's tolerance (1e-5), the variance itself (momentum 1 makes
+/// running_var the unbiased batch variance), the counter, untouched inputs and bitwise
+/// determinism. Returns "" when everything held, else what failed.
+std::string compare_with_brute_force(const k77::problem& p, dist d, uint64_t seed) {
+  std::string err;
   std::mt19937_64 rng(seed);
   const int64_t k = p.kernel_size;
   std::vector<float> x(static_cast<std::size_t>(p.batch * p.in_channels * p.depth * p.height * p.width));
@@ -514,24 +533,20 @@ void check_against_brute_force(const k77::problem& p, dist d, uint64_t seed) {
   const std::vector<float> x0 = x, w0 = w;
   k77::run_host(p, x.data(), w.data(), bias.data(), gamma.data(), beta.data(), rm_got.data(), rv_got.data(), &counter,
                 out.data(), ws.ptr());
-  RC_ASSERT(ws.guard_intact());
-  RC_ASSERT(x == x0);  // inputs untouched
-  RC_ASSERT(w == w0);
-  RC_ASSERT(counter == (p.training ? 42 : 41));
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    RC_LOG() << "out[" << i << "] got " << out[i] << " want " << ref.out[i] << " dist " << dist_name(d) << "\n";
-    RC_ASSERT(close(out[i], ref.out[i], 1e-5, 1e-5));
-  }
+  expect(ws.guard_intact(), err, "workspace guard overwritten");
+  expect(x == x0 && w == w0, err, "inputs written");
+  expect(counter == (p.training ? 42 : 41), err, "num_batches_tracked " + std::to_string(counter));
+  const auto num = [](double v) { return std::to_string(v); };
+  for (std::size_t i = 0; i < out.size(); ++i)
+    expect(close(out[i], ref.out[i], 1e-5, 1e-5), err,
+           "out[" + std::to_string(i) + "] " + num(out[i]) + " vs " + num(ref.out[i]) + " (" + dist_name(d) + ")");
   for (std::size_t c = 0; c < rm.size(); ++c) {
-    RC_LOG() << "c=" << c << " rm " << rm_got[c] << " / " << ref.running_mean[c] << " rv " << rv_got[c] << " / "
-             << ref.running_var[c] << " rel " << std::fabs(rv_got[c] - ref.running_var[c]) / std::fabs(ref.running_var[c])
-             << " kappa " << ref.kappa[c] << "\n";
-    RC_ASSERT(close(rm_got[c], ref.running_mean[c], 1e-5, 1e-5));
-    RC_ASSERT(close(rv_got[c], ref.running_var[c], 1e-5, 1e-5));
-    if (!p.training) {
-      RC_ASSERT(rm_got[c] == rm[c]);  // eval updates nothing
-      RC_ASSERT(rv_got[c] == rv[c]);
-    }
+    const std::string at = "[" + std::to_string(c) + "] ";
+    expect(close(rm_got[c], ref.running_mean[c], 1e-5, 1e-5), err,
+           "running_mean" + at + num(rm_got[c]) + " vs " + num(ref.running_mean[c]));
+    expect(close(rv_got[c], ref.running_var[c], 1e-5, 1e-5), err,
+           "running_var" + at + num(rv_got[c]) + " vs " + num(ref.running_var[c]));
+    if (!p.training) expect(rm_got[c] == rm[c] && rv_got[c] == rv[c], err, "eval updated the buffers" + at);
     if (p.training && p.momentum == 1.0) {
       // running_var = the unbiased batch variance, rounded to fp32 once (6e-8): the variance itself
       // must be far inside the gate, as far as fp32 arithmetic allows: within 5e-7 + 4 u kappa
@@ -539,7 +554,9 @@ void check_against_brute_force(const k77::problem& p, dist d, uint64_t seed) {
       // ~1.2 u kappa on ill-conditioned channels (e.g. kappa 14: N' = 2, offset inputs).
       const double bound = 5e-7 + 4.0 * std::ldexp(1.0, -24) * ref.kappa[c];
       // (1e-20 absolute: the fp64 brute force itself leaves ~1e-29 where the variance is 0, x = 0.)
-      RC_ASSERT(std::fabs(rv_got[c] - ref.running_var[c]) <= bound * std::fabs(ref.running_var[c]) + 1e-20);
+      const double rel = std::fabs(rv_got[c] - ref.running_var[c]) / std::fabs(ref.running_var[c]);
+      expect(std::fabs(rv_got[c] - ref.running_var[c]) <= bound * std::fabs(ref.running_var[c]) + 1e-20, err,
+             "variance" + at + "relative error " + num(rel) + " > " + num(bound) + " (kappa " + num(ref.kappa[c]) + ")");
     }
   }
   // Bitwise repeatable.
@@ -548,9 +565,17 @@ void check_against_brute_force(const k77::problem& p, dist d, uint64_t seed) {
   int64_t counter2 = 41;
   k77::run_host(p, x.data(), w.data(), bias.data(), gamma.data(), beta.data(), rm2.data(), rv2.data(), &counter2,
                 out2.data(), ws.ptr());
-  RC_ASSERT(std::memcmp(out.data(), out2.data(), out.size() * sizeof(float)) == 0);
-  RC_ASSERT(std::memcmp(rm_got.data(), rm2.data(), rm2.size() * sizeof(float)) == 0);
-  RC_ASSERT(std::memcmp(rv_got.data(), rv2.data(), rv2.size() * sizeof(float)) == 0);
+  expect(std::memcmp(out.data(), out2.data(), out.size() * sizeof(float)) == 0 &&
+             std::memcmp(rm_got.data(), rm2.data(), rm2.size() * sizeof(float)) == 0 &&
+             std::memcmp(rv_got.data(), rv2.data(), rv2.size() * sizeof(float)) == 0,
+         err, "not bitwise repeatable");
+  return err;
+}
+
+void check_against_brute_force(const k77::problem& p, dist d, uint64_t seed) {
+  const std::string err = compare_with_brute_force(p, d, seed);
+  RC_LOG() << err << "\n";
+  RC_ASSERT(err.empty());
 }
 
 /// SPEC 1: a (C_in, C_out, ...) vs (C_out, C_in, ...) mix-up hides when C_in == C_out.
@@ -638,6 +663,176 @@ RC_GTEST_PROP(FusedK77HostExecutor, MatchesBruteForceAcrossKernelBoundaries, ())
   p = draw_scalars(p);
   RC_PRE(valid_for_bn(p));
   check_against_brute_force(p, draw_dist(), *rc::gen::arbitrary<uint64_t>());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The five programs with every array allocated on its own, threads in three orders
+// ---------------------------------------------------------------------------------------------
+
+/// Every array of one call, each in its own exact-size allocation.
+struct pipeline_run {
+  std::vector<float> out, rm, rv;
+  int64_t batches = 7;
+  std::vector<double> S, wsum, ybar, m2, partial;
+  std::vector<dft::cplx> h1, X;
+};
+
+pipeline_run run_pipeline(const k77::problem& prob, const std::vector<float>& x, const std::vector<float>& w,
+                          const std::vector<float>& bias, const std::vector<float>& gamma,
+                          const std::vector<float>& beta, const std::vector<float>& rm, const std::vector<float>& rv,
+                          order ord) {
+  namespace d = k77::detail;
+  const d::plan pl = d::make_plan(prob);
+  d::params p = pl.prm;
+  pipeline_run r;
+  r.out.assign(static_cast<std::size_t>(p.B * p.Co), std::numeric_limits<float>::quiet_NaN());
+  r.rm = rm;
+  r.rv = rv;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  r.S.assign(static_cast<std::size_t>(p.B * p.Ci), nan);
+  r.wsum.assign(static_cast<std::size_t>(p.Ci * p.Co), nan);
+  r.ybar.assign(static_cast<std::size_t>(p.B * p.Co), nan);
+  if (p.training) {
+    r.m2.assign(static_cast<std::size_t>(p.B * p.Co), nan);
+    r.partial.assign(static_cast<std::size_t>(p.n_groups * p.B * p.Co), nan);
+    r.h1.assign(static_cast<std::size_t>(p.Ci * p.NDP * p.k * p.k * p.Co), {NAN, NAN});
+    r.X.assign(static_cast<std::size_t>(int64_t{p.Nd} * p.Nh * p.Ci * p.B * p.Fw), {NAN, NAN});
+  }
+  p.x = x.data();
+  p.weight = w.data();
+  p.conv_bias = bias.data();
+  p.gamma = gamma.data();
+  p.beta = beta.data();
+  p.running_mean = r.rm.data();
+  p.running_var = r.rv.data();
+  p.num_batches_tracked = &r.batches;
+  p.out = r.out.data();
+  p.S = r.S.data();
+  p.wsum = r.wsum.data();
+  p.ybar = r.ybar.data();
+  p.m2 = r.m2.data();
+  p.partial = r.partial.data();
+  p.h1 = r.h1.data();
+  p.X = r.X.data();
+  run_all<d::no_state>(d::prep_blocks(p), d::prep_smem(p),
+                       [&](auto& ex, int64_t b, unsigned char* s) { d::prep_program(ex, p, b, s); }, ord);
+  run_all<d::x_state>(d::x_blocks(p, p.training), pl.x_smem,
+                      [&](auto& ex, int64_t b, unsigned char* s) { d::x_program(ex, p, b, s, p.training); }, ord);
+  if (p.training) {
+    const auto gemm = [&](auto tb) {
+      constexpr int TB = decltype(tb)::value;
+      run_all<d::gemm_state<TB>>(d::gemm_blocks(p), pl.gemm_smem,
+                                 [&](auto& ex, int64_t b, unsigned char* s) { d::gemm_program<TB>(ex, p, b, s); }, ord);
+    };
+    switch (p.tb) {
+      case 1: gemm(std::integral_constant<int, 1>{}); break;
+      case 2: gemm(std::integral_constant<int, 2>{}); break;
+      case 4: gemm(std::integral_constant<int, 4>{}); break;
+      case 8: gemm(std::integral_constant<int, 8>{}); break;
+      default: gemm(std::integral_constant<int, 16>{}); break;
+    }
+  }
+  run_all<d::no_state>(d::reduce_blocks(p), d::k_reduce_smem,
+                       [&](auto& ex, int64_t b, unsigned char* s) { d::reduce_program(ex, p, b, s); }, ord);
+  run_all<d::no_state>(d::finish_blocks(p), 16, [&](auto& ex, int64_t b, unsigned char*) { d::finish_program(ex, p, b); },
+                       ord);
+  return r;
+}
+
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+// The programs do not depend on the order of the threads inside a phase (no thread reads what
+// another writes between two barriers), and, run by hand here, equal run_host bitwise: every
+// intermediate array (S, Wsum, H1, X, partials, ybar, m2) and every result.
+RC_GTEST_PROP(FusedK77Programs, ThreadOrderInsidePhasesDoesNotMatter, ()) {
+  k77::problem p{};
+  p.batch = *rc::gen::inRange<int64_t>(1, 18);
+  p.in_channels = *rc::gen::inRange<int64_t>(1, 11);
+  p.out_channels = *rc::gen::inRange<int64_t>(1, 40);
+  p.depth = *rc::gen::inRange<int64_t>(1, 6);
+  p.height = *rc::gen::inRange<int64_t>(1, 7);
+  p.width = *rc::gen::inRange<int64_t>(1, 14);
+  p.kernel_size = *rc::gen::inRange<int64_t>(1, 6);
+  if (*rc::gen::element(false, false, true)) {  // several row slabs
+    p.depth = 8;
+    p.height = 33;
+    p.width = *rc::gen::inRange<int64_t>(1, 3);
+    p.kernel_size = *rc::gen::inRange<int64_t>(1, 3);
+  }
+  p = draw_scalars(p);
+  RC_PRE(valid_for_bn(p));
+  const dist d = draw_dist();
+  std::mt19937_64 rng(*rc::gen::arbitrary<uint64_t>());
+  const int64_t k = p.kernel_size;
+  std::vector<float> x(static_cast<std::size_t>(p.batch * p.in_channels * p.depth * p.height * p.width));
+  std::vector<float> w(static_cast<std::size_t>(p.in_channels * p.out_channels * k * k * k));
+  std::vector<float> bias(static_cast<std::size_t>(p.out_channels)), gamma(bias.size()), beta(bias.size()),
+      rm(bias.size()), rv(bias.size());
+  fill_volumes(x, p.depth, p.height, p.width, d, rng);
+  fill_uniform(w, -0.3f, 0.3f, rng);
+  fill_uniform(bias, -1.0f, 1.0f, rng);
+  fill_uniform(gamma, -2.0f, 2.0f, rng);
+  fill_uniform(beta, -1.0f, 1.0f, rng);
+  fill_uniform(rm, -1.0f, 1.0f, rng);
+  fill_uniform(rv, 0.1f, 3.0f, rng);
+  const pipeline_run a = run_pipeline(p, x, w, bias, gamma, beta, rm, rv, order::forward);
+  for (const order o : {order::reverse, order::stride7}) {
+    const pipeline_run b = run_pipeline(p, x, w, bias, gamma, beta, rm, rv, o);
+    RC_ASSERT(same_bits(a.S, b.S));
+    RC_ASSERT(same_bits(a.wsum, b.wsum));
+    RC_ASSERT(same_bits(a.h1, b.h1));
+    RC_ASSERT(same_bits(a.X, b.X));
+    RC_ASSERT(same_bits(a.partial, b.partial));
+    RC_ASSERT(same_bits(a.ybar, b.ybar));
+    RC_ASSERT(same_bits(a.m2, b.m2));
+    RC_ASSERT(same_bits(a.out, b.out));
+    RC_ASSERT(same_bits(a.rm, b.rm));
+    RC_ASSERT(same_bits(a.rv, b.rv));
+    RC_ASSERT(a.batches == b.batches);
+  }
+  for (float v : a.out) RC_ASSERT(std::isfinite(v));  // every output written (NaN-poisoned before)
+  // run_host (threads, FMA clone, one workspace) gives the same bits.
+  std::vector<float> out(a.out.size(), std::numeric_limits<float>::quiet_NaN()), rm2 = rm, rv2 = rv;
+  int64_t batches = 7;
+  guarded_workspace ws(k77::workspace_bytes(p));
+  k77::run_host(p, x.data(), w.data(), bias.data(), gamma.data(), beta.data(), rm2.data(), rv2.data(), &batches,
+                out.data(), ws.ptr());
+  RC_ASSERT(same_bits(a.out, out));
+  RC_ASSERT(same_bits(a.rm, rm2));
+  RC_ASSERT(same_bits(a.rv, rv2));
+  RC_ASSERT(a.batches == batches);
+}
+
+// The extreme shapes of the fuzz domain (D, H, W 1..40, k 1..7): the largest spectra and
+// shared-memory plans (40^3 with k 7: 46^3 grid, 4-column fw chunks), degenerate axes, n' = 1.
+// Against brute force, and through the exact-allocation pipeline (AddressSanitizer builds see any
+// overrun of a block's shared memory or of an array).
+TEST(FusedK77HostExecutor, ExtremeShapesOfTheFuzzDomain) {
+  const k77::problem shapes[] = {
+      {1, 1, 2, 40, 40, 40, 7, -3.0, 1e-6, 1.0, true},  {2, 2, 1, 40, 40, 40, 1, 0.5, 1e-3, 1.0, true},
+      {1, 2, 3, 40, 1, 40, 7, 1.5, 1e-5, 1.0, true},    {1, 3, 2, 1, 40, 40, 6, -1.0, 1e-5, 1.0, true},
+      {2, 1, 3, 40, 40, 1, 7, 2.0, 1e-5, 1.0, false},   {3, 2, 33, 1, 1, 1, 1, 1.0, 1.0, 1.0, true},
+      {1, 1, 1, 39, 37, 35, 2, 3.0, 1e-6, 1.0, true},
+  };
+  std::mt19937_64 rng(77);
+  for (const k77::problem& p : shapes)
+    for (const dist d : {dist::uniform, dist::offset, dist::border_only}) {
+      EXPECT_EQ(compare_with_brute_force(p, d, rng()), "")
+          << p.depth << "x" << p.height << "x" << p.width << " k" << p.kernel_size << " " << dist_name(d);
+    }
+  for (const k77::problem& p : shapes) {
+    const int64_t k = p.kernel_size;
+    std::vector<float> x(static_cast<std::size_t>(p.batch * p.in_channels * p.depth * p.height * p.width));
+    std::vector<float> w(static_cast<std::size_t>(p.in_channels * p.out_channels * k * k * k));
+    std::vector<float> v(static_cast<std::size_t>(p.out_channels), 0.5f);
+    fill_volumes(x, p.depth, p.height, p.width, dist::normal, rng);
+    fill_uniform(w, -0.3f, 0.3f, rng);
+    const pipeline_run r = run_pipeline(p, x, w, v, v, v, v, v, order::forward);
+    for (float o : r.out) EXPECT_TRUE(std::isfinite(o));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ constexpr int k_units = 8;      ///< gemm: frequency units per block, one per wa
 constexpr int k_lanes = 32;     ///< gemm: output channels per block, one per lane
 constexpr int k_jmax = 8;       ///< x: fw columns of the w-stage register tile (chunks hold <= 8)
 constexpr int k_jt = 4;         ///< x: fw columns per thread item of the h- and d-stages
-constexpr int k_slices = 8;     ///< reduce: interleaved slices of the group sum, one per warp
+constexpr int k_slices = 8;     ///< reduce: warps, each summing 4 interleaved slices of the groups
 constexpr int k_max_tb = 16;    ///< gemm: largest batch tile (accumulators: 2 rows x tb complex)
 
 /// Everything the kernels read: pointers, sizes, the derived decomposition (fused/common/
@@ -830,15 +830,30 @@ FB_HOST_DEVICE int64_t reduce_ctiles(const params& p) { return (p.Co + k_lanes -
 FB_HOST_DEVICE int64_t reduce_blocks(const params& p) { return p.B * reduce_ctiles(p); }
 constexpr std::size_t k_reduce_smem = k_slices * k_lanes * sizeof(double);
 
-/// Slice s (warp) of the group sum for 32 channels: groups s, s + 8, ... in order.
+/// Warp s's share of the group sum for 32 channels: 4 interleaved slices q = s + 8j (j = 0..3) of
+/// the 32, slice q summing groups q, q + 32, ... in order, then the 4 in order. Four independent
+/// accumulators and loads in flight per thread: only B * C_out/32 blocks run (64 at the default),
+/// and a single chain per thread would wait for ~100 L2/DRAM round trips in a row.
 FB_HOST_DEVICE void reduce_slices(const params& p, unsigned char* smem, int64_t b, int64_t ct, int t) {
   const int s = t / k_lanes;
   const int c = t % k_lanes;
   const int64_t cg = ct * k_lanes + c;
-  double acc = 0.0;
-  if (cg < p.Co)
-    for (int64_t g = s; g < p.n_groups; g += k_slices) acc += ld_ro(p.partial + (g * p.B + b) * p.Co + cg);
-  at<double>(smem, 0)[s * k_lanes + c] = acc;
+  constexpr int k_sub = 4;
+  double acc[k_sub] = {0.0, 0.0, 0.0, 0.0};
+  if (cg < p.Co) {
+    const double* col = p.partial + b * p.Co + cg;  // + g * B * C_out
+    const int64_t stride = p.B * p.Co;
+    for (int64_t g0 = 0; g0 < p.n_groups; g0 += k_slices * k_sub) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int j = 0; j < k_sub; ++j) {
+        const int64_t g = g0 + s + k_slices * j;
+        if (g < p.n_groups) acc[j] += ld_ro(col + g * stride);
+      }
+    }
+  }
+  at<double>(smem, 0)[s * k_lanes + c] = ((acc[0] + acc[1]) + acc[2]) + acc[3];
 }
 
 /// m2[b, c] = scale^2 / N' * (slices in order) (training); ybar[b, c] = scale * (bias_c + (1/N')
