@@ -695,17 +695,19 @@ FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned c
     if (ui.valid && bg < p.B) v = ld_ro(p.X + (r ? ui.xc : ui.xr) + ((ci0 + kc) * p.B + bg) * p.Fw);
     xs[((kc * k_units + w) * 2 + r) * TB + b] = v;
   }
-  // G: lane (output channel) fastest, so a warp reads 32 consecutive H1 values.
+  // G: warp w takes the combinations (kc, pair, tw) w, w + 8, ..., counters stepped rather than
+  // divided (per-item 64-bit div/mod by runtime k and pair counts counted about as many
+  // instructions as the item's FMAs); the lane is the output channel, so a warp reads 32
+  // consecutive H1 values.
+  const int w = t / k_lanes;
+  const int lane = t % k_lanes;
+  const int64_t cg = static_cast<int64_t>(id.ct) * k_lanes + lane;
+  const int combos = nkc * id.npb * p.k;
+  int tw = w % p.k;  // combination w = (kc * npb + pl) * k + tw
+  int pl = (w / p.k) % id.npb;
+  int kc = w / (p.k * id.npb);
   const int64_t k = p.k;
-  const int ng = nkc * id.npb * p.k * k_lanes;
-  for (int i = t; i < ng; i += k_threads) {
-    const int c = i % k_lanes;
-    int rest = i / k_lanes;
-    const int tw = rest % p.k;
-    rest /= p.k;
-    const int pl = rest % id.npb;
-    const int kc = rest / id.npb;
-    const int64_t cg = static_cast<int64_t>(id.ct) * k_lanes + c;
+  for (int combo = w; combo < combos; combo += k_threads / k_lanes) {
     cplx acc{0.0f, 0.0f};
     if (cg < p.Co) {
       const pair_info pi = pinfo[pl];
@@ -717,7 +719,15 @@ FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned c
         if (m >= p.Nh) m -= p.Nh;
       }
     }
-    gs[((kc * p.npb + pl) * p.k + tw) * k_lanes + c] = acc;
+    gs[((kc * p.npb + pl) * p.k + tw) * k_lanes + lane] = acc;
+    tw += k_threads / k_lanes;  // next combination: 8 further
+    while (tw >= p.k) {
+      tw -= p.k;
+      if (++pl == id.npb) {
+        pl = 0;
+        ++kc;
+      }
+    }
   }
 }
 
