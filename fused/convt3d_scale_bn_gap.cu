@@ -20,6 +20,17 @@
 //   - The input spectrum X (112 MB) is written once and read ~once from DRAM (the 4 channel tiles of
 //     a group run side by side and share it through L2).
 // Eval mode needs no variance: prep computes Wsum, x only the sums S, then reduce and finish.
+//
+// Expected cost at the default config (ESTIMATES from instruction counts, not yet measured; the
+// floor in harness/models/convt3d_scale_bn_gap.cpp is 2.13e10 useful FLOP = 0.32 ms at 67 TFLOP/s):
+//   gemm: 3440 blocks of 8 warps, 2 resident per SM (127 registers, 37 KB shared). Per thread and
+//     8-channel chunk: main ~1600 instructions (1024 of them the spectral product's FFMA), G stage
+//     ~300-600 (1 or 2 row pairs), X staging ~200: ~45% useful FFMA issue -> ~0.55 ms. L2 traffic
+//     ~1.5-2 GB (H1 for G, X once per channel tile), under the compute time if overlapped.
+//   x: 3072 blocks (3 fw chunks of 8, 8, 3 columns), ~4800 instructions per thread -> ~0.13 ms;
+//     DRAM: x 67 MB (re-read per chunk from L2) + X 112 MB written, ~60 us, overlapped.
+//   prep, reduce, finish: ~10 us each or less.  Total ~0.7 ms if issue-bound with latency hidden;
+//   0.75-1.0 ms expected.
 #include <cuda_runtime.h>
 
 #include <mutex>
