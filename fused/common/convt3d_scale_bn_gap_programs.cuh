@@ -18,7 +18,9 @@
 ///            for fd in [0, D'/2] (the weights' depth DFT; the other half is its conjugate).
 ///   x        per (ci, b, fw-chunk): x's 3-D DFT on the n' grid, half spectrum along w, separable and
 ///            direct (w: real -> complex; h and d: complex, two mirrored outputs per four products),
-///            into X[row = fd*H' + fh][ci][b][fw]; chunk 0 also sums x in fp64 (S[b, ci]).
+///            of x - c (c: the block's first-slab mean) plus c times the box spectrum (no fp32 sum
+///            cancels an offset), into X[row = fd*H' + fh][ci][b][fw]; chunk 0 also sums x in fp64
+///            (S[b, ci]).
 ///   gemm     per (8 units, 32 output channels, a batch tile): Z = sum_ci X W, accumulated in
 ///            registers, and sum over the units of w_f |Z|^2 (fp64) -> partial[group][b][c].
 ///            W(f) is never stored: per input-channel chunk the block forms G[tw] = sum_th H1 *
