@@ -1,0 +1,934 @@
+#pragma once
+/// The block programs of convt3d_scale_bn_gap (KernelBench #77), written once: each CUDA kernel is
+/// `program(device executor, params, blockIdx.x, shared memory)` and the host executor runs the same
+/// program for every block with a host executor that calls each phase for threads 0..255 in turn
+/// (a barrier is then a no-op: every thread finished the phase before the next one starts). So the
+/// CPU tests run the kernels' own tiling, indexing, shared-memory layouts and summation orders; only
+/// scheduling differs, and no result depends on it (no atomics, every partial has one owner).
+///
+/// An executor `Ex` provides
+///   ex.each_thread(f)  calls f(thread index t, State& thread's state) for the block's threads
+///   ex.sync()          __syncthreads() on the device, nothing on the host
+/// where State is the program's per-thread register state (registers on the device, an array of
+/// 256 on the host).
+///
+/// Kernels, in launch order (training; eval runs prep without H1, x_program without the DFT, reduce
+/// without m2, finish):
+///   prep     Wsum[ci, c] (fp64) and H1[ci][fd][th][tw][c] = sum_td w[ci, c, td, th, tw] e^{-2pi i td fd/D'}
+///            for fd in [0, D'/2] (the weights' depth DFT; the other half is its conjugate).
+///   x        per (ci, b, fw-chunk): x's 3-D DFT on the n' grid, half spectrum along w, separable and
+///            direct (w: real -> complex; h and d: complex, two mirrored outputs per four products),
+///            of x - c (c: the block's first-slab mean) plus c times the box spectrum (no fp32 sum
+///            cancels an offset), into X[row = fd*H' + fh][ci][b][fw]; chunk 0 also sums x in fp64
+///            (S[b, ci]).
+///   gemm     per (8 units, 32 output channels, a batch tile): Z = sum_ci X W, accumulated in
+///            registers, and sum over the units of w_f |Z|^2 (fp64) -> partial[group][b][c].
+///            W(f) is never stored: per input-channel chunk the block forms G[tw] = sum_th H1 *
+///            e^{-2pi i th fh/H'} for its row pairs in shared memory, and each thread finishes
+///            W(row, fw) and W(conj row, fw) from G and its own twiddles (4 products per tap).
+///   reduce   m2[b, c] = scale^2/N' * sum over groups (fixed slices, fixed order); ybar[b, c].
+///   finish   per channel: batch statistics, out, running buffers, num_batches_tracked.
+#include <cstddef>
+#include <cstdint>
+
+#include "fused/common/batch_norm.cuh"
+#include "fused/common/dft.cuh"
+#include "fused/common/host_device.cuh"
+
+namespace fb::fused::convt3d_scale_bn_gap::detail {
+
+using dft::cplx;
+using dft::cplx2;
+
+constexpr int k_threads = 256;  ///< threads of every block
+constexpr int k_units = 8;      ///< gemm: frequency units per block, one per warp
+constexpr int k_lanes = 32;     ///< gemm: output channels per block, one per lane
+constexpr int k_jmax = 8;       ///< x: fw columns of the w-stage register tile (chunks hold <= 8)
+constexpr int k_jt = 4;         ///< x: fw columns per thread item of the h- and d-stages
+constexpr int k_slices = 8;     ///< reduce: warps, each summing 4 interleaved slices of the groups
+constexpr int k_max_tb = 16;    ///< gemm: largest batch tile (accumulators: 2 rows x tb complex)
+
+/// Everything the kernels read: pointers, sizes, the derived decomposition (fused/common/
+/// convt3d_scale_bn_gap_plan.h fills it) and the scalars.
+struct params {
+  // inputs, parameters, in-place buffers, output
+  const float* x;
+  const float* weight;
+  const float* conv_bias;
+  const float* gamma;
+  const float* beta;
+  float* running_mean;
+  float* running_var;
+  int64_t* num_batches_tracked;
+  float* out;
+  // workspace
+  double* S;        ///< [B][C_in] spatial sums of x
+  double* wsum;     ///< [C_in][C_out] tap sums of w
+  double* ybar;     ///< [B][C_out]
+  double* m2;       ///< [B][C_out] centred sums of squares (training)
+  double* partial;  ///< [n_groups][B][C_out] (training)
+  cplx* h1;         ///< [C_in][NDP][k][k][C_out] (training)
+  cplx* X;          ///< [D'*H'][C_in][B][Fw] (training)
+  // sizes
+  int64_t B, Ci, Co;
+  int D, H, W, k;
+  int Nd, Nh, Nw;  ///< DFT sizes = conv output sizes n + k - 1
+  int Fw;          ///< half spectrum along w: Nw/2 + 1
+  int NDP, NHP;    ///< Nd/2 + 1, Nh/2 + 1 (mirrored output pairs of the d- and h-stages)
+  int64_t n_out;   ///< N' = Nd*Nh*Nw
+  // gemm decomposition
+  dft::row_pairs pairs;
+  int64_t n_units;   ///< pairs.count * Fw: unit u = (pair u / Fw, column u % Fw)
+  int64_t n_groups;  ///< ceil(n_units / k_units)
+  int n_ctiles;      ///< ceil(C_out / k_lanes)
+  int n_btiles;      ///< ceil(B / tb)
+  int tb;            ///< batch tile (1, 2, 4, 8 or 16), the kernel's template argument
+  int kc;            ///< input channels per staged chunk
+  int npb;           ///< row pairs a group can touch (shared-memory rows of G)
+  // x decomposition
+  int js;          ///< fw columns per chunk (4 or 8): row stride of the w- and h-stage tiles
+  int n_fwchunks;  ///< ceil(Fw / js)
+  int slab_rows;   ///< input rows (d, h) staged at once, <= k_threads
+  // scalars
+  double scale, eps, momentum;
+  bool training;
+};
+
+/// Read-only loads of data written before the kernel started (the non-coherent path on the device).
+FB_HOST_DEVICE float ld_ro(const float* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+FB_HOST_DEVICE double ld_ro(const double* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+FB_HOST_DEVICE cplx ld_ro(const cplx* p) {
+#if defined(__CUDA_ARCH__)
+  const float2 v = __ldg(reinterpret_cast<const float2*>(p));
+  return {v.x, v.y};
+#else
+  return *p;
+#endif
+}
+
+FB_HOST_DEVICE std::size_t align16(std::size_t n) { return (n + 15) & ~static_cast<std::size_t>(15); }
+FB_HOST_DEVICE int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+template <class T>
+FB_HOST_DEVICE T* at(unsigned char* smem, std::size_t off) {
+  return reinterpret_cast<T*>(smem + off);
+}
+
+/// No per-thread state.
+struct no_state {};
+
+// =============================================================================================
+// prep: Wsum and H1
+// =============================================================================================
+
+/// Blocks of the prep kernel that compute Wsum (the rest compute H1 in training).
+FB_HOST_DEVICE int64_t prep_wsum_blocks(const params& p) { return (p.Ci * p.Co + k_threads - 1) / k_threads; }
+FB_HOST_DEVICE int64_t prep_h1_items(const params& p) {
+  return p.training ? p.Ci * p.k * p.k * p.Co : 0;
+}
+FB_HOST_DEVICE int64_t prep_blocks(const params& p) {
+  return prep_wsum_blocks(p) + (prep_h1_items(p) + k_threads - 1) / k_threads;
+}
+FB_HOST_DEVICE std::size_t prep_smem(const params& p) { return align16(static_cast<std::size_t>(p.Nd) * sizeof(cplx)); }
+
+/// Wsum[ci, c] = sum over the k^3 taps of w[ci, c] in tap order (fp64: exact for k^3 <= 2^20 or so).
+FB_HOST_DEVICE void prep_wsum(const params& p, int64_t block, int t) {
+  const int64_t i = block * k_threads + t;  // ci * C_out + c
+  if (i >= p.Ci * p.Co) return;
+  const int64_t taps = static_cast<int64_t>(p.k) * p.k * p.k;
+  const float* w = p.weight + i * taps;
+  double s = 0.0;
+  for (int64_t tap = 0; tap < taps; ++tap) s += static_cast<double>(ld_ro(w + tap));
+  p.wsum[i] = s;
+}
+
+FB_HOST_DEVICE void prep_tables(const params& p, unsigned char* smem, int t) {
+  cplx* twd = at<cplx>(smem, 0);
+  for (int m = t; m < p.Nd; m += k_threads) twd[m] = dft::unit_root(m, p.Nd);
+}
+
+/// H1 item (ci, th, tw, c): the depth DFT of the k taps w[ci, c, :, th, tw] at fd = 0..NDP-1.
+FB_HOST_DEVICE void prep_h1(const params& p, unsigned char* smem, int64_t h1_block, int t) {
+  const int64_t i = h1_block * k_threads + t;
+  if (i >= prep_h1_items(p)) return;
+  const cplx* twd = at<cplx>(smem, 0);
+  const int64_t k = p.k;
+  const int64_t c = i % p.Co;
+  int64_t rest = i / p.Co;
+  const int64_t tw = rest % k;
+  rest /= k;
+  const int64_t th = rest % k;
+  const int64_t ci = rest / k;
+  const float* w = p.weight + (ci * p.Co + c) * k * k * k + th * k + tw;  // + td * k * k
+  for (int fd = 0; fd < p.NDP; ++fd) {
+    cplx acc{0.0f, 0.0f};
+    int m = 0;  // (td * fd) mod Nd
+    for (int td = 0; td < p.k; ++td) {
+      const float wv = ld_ro(w + td * k * k);
+      const cplx tv = twd[m];
+      acc.re = dft::ffma(wv, tv.re, acc.re);
+      acc.im = dft::ffma(wv, tv.im, acc.im);
+      m += fd;
+      if (m >= p.Nd) m -= p.Nd;
+    }
+    p.h1[(((ci * p.NDP + fd) * k + th) * k + tw) * p.Co + c] = acc;
+  }
+}
+
+template <class Ex>
+FB_HOST_DEVICE void prep_program(Ex& ex, const params& p, int64_t block, unsigned char* smem) {
+  const int64_t nws = prep_wsum_blocks(p);
+  if (block < nws) {
+    ex.each_thread([&](int t, no_state&) { prep_wsum(p, block, t); });
+    return;
+  }
+  ex.each_thread([&](int t, no_state&) { prep_tables(p, smem, t); });
+  ex.sync();
+  ex.each_thread([&](int t, no_state&) { prep_h1(p, smem, block - nws, t); });
+}
+
+// =============================================================================================
+// x: the input spectrum and the spatial sums
+// =============================================================================================
+
+/// Shared-memory layout of x_program (byte offsets). The staged x rows and the h-stage output Th
+/// share one region: the rows are dead once the w-stage is done.
+struct x_layout {
+  std::size_t twd, twh, tww, boxd, boxh, boxw, tw, uni, red, total;
+};
+
+/// Bytes of the region that holds the staged x rows, then Th.
+FB_HOST_DEVICE std::size_t x_union_bytes(const params& p, bool dft) {
+  const std::size_t rows = static_cast<std::size_t>(p.slab_rows) * static_cast<std::size_t>(p.W + 1) * sizeof(float);
+  const std::size_t th =
+      dft ? static_cast<std::size_t>(p.D) * static_cast<std::size_t>(p.Nh) * static_cast<std::size_t>(p.js) * sizeof(cplx)
+          : 0;
+  return align16(rows > th ? rows : th);
+}
+
+FB_HOST_DEVICE x_layout make_x_layout(const params& p, bool dft) {
+  x_layout L{};
+  std::size_t o = 0;
+  L.twd = o;
+  o += dft ? align16(static_cast<std::size_t>(p.Nd) * sizeof(cplx)) : 0;
+  L.twh = o;
+  o += dft ? align16(static_cast<std::size_t>(p.Nh) * sizeof(cplx)) : 0;
+  L.tww = o;
+  o += dft ? align16(static_cast<std::size_t>(p.W) * k_jmax * sizeof(cplx)) : 0;
+  L.boxd = o;
+  o += dft ? align16(static_cast<std::size_t>(p.Nd) * sizeof(cplx)) : 0;
+  L.boxh = o;
+  o += dft ? align16(static_cast<std::size_t>(p.Nh) * sizeof(cplx)) : 0;
+  L.boxw = o;
+  o += dft ? align16(k_jmax * sizeof(cplx)) : 0;
+  L.tw = o;
+  o += dft ? align16(static_cast<std::size_t>(p.D) * static_cast<std::size_t>(p.H) * static_cast<std::size_t>(p.js) *
+                     sizeof(cplx))
+           : 0;
+  L.uni = o;
+  o += x_union_bytes(p, dft);
+  L.red = o;
+  o += align16((k_threads + k_threads / 32) * sizeof(double));
+  L.total = o;
+  return L;
+}
+
+/// Per-thread state of x_program: the thread's share of S[b, ci], and the block's centring constant.
+struct x_state {
+  double sum;
+  float c;
+};
+
+/// The chunk's fw columns: [fw0, fw0 + nj).
+struct fw_chunk {
+  int fw0;
+  int nj;
+};
+FB_HOST_DEVICE fw_chunk chunk_of(const params& p, int q) {
+  const int fw0 = q * p.js;
+  const int left = p.Fw - fw0;
+  return {fw0, left < p.js ? left : p.js};
+}
+
+/// Twiddle tables: e^{-2pi i m/D'}, e^{-2pi i m/H'}, and per input column w the chunk's
+/// e^{-2pi i w fw/W'} (zero for columns past the chunk, so the w-stage's fixed tile adds nothing);
+/// the box spectra of the three dimensions (dft::box_dft) for the chunk's frequencies.
+FB_HOST_DEVICE void x_tables(const params& p, const x_layout& L, unsigned char* smem, fw_chunk ch, int t) {
+  cplx* twd = at<cplx>(smem, L.twd);
+  cplx* twh = at<cplx>(smem, L.twh);
+  cplx* tww = at<cplx>(smem, L.tww);
+  cplx* boxd = at<cplx>(smem, L.boxd);
+  cplx* boxh = at<cplx>(smem, L.boxh);
+  cplx* boxw = at<cplx>(smem, L.boxw);
+  for (int m = t; m < p.Nd; m += k_threads) {
+    twd[m] = dft::unit_root(m, p.Nd);
+    boxd[m] = dft::box_dft(p.D, m, p.Nd);
+  }
+  for (int m = t; m < p.Nh; m += k_threads) {
+    twh[m] = dft::unit_root(m, p.Nh);
+    boxh[m] = dft::box_dft(p.H, m, p.Nh);
+  }
+  for (int j = t; j < k_jmax; j += k_threads)
+    boxw[j] = j < ch.nj ? dft::box_dft(p.W, ch.fw0 + j, p.Nw) : cplx{0.0f, 0.0f};
+  for (int i = t; i < p.W * k_jmax; i += k_threads) {
+    const int w = i / k_jmax;
+    const int j = i % k_jmax;
+    tww[i] = j < ch.nj ? dft::unit_root((static_cast<int64_t>(w) * (ch.fw0 + j)) % p.Nw, p.Nw) : cplx{0.0f, 0.0f};
+  }
+}
+
+/// Stages input rows [r0, r0 + nr) of the (b, ci) volume (rows are (d, h), contiguous in x) into
+/// shared memory with a padded row stride W + 1 (odd: a warp's threads, one row each, hit distinct
+/// banks in the w-stage).
+FB_HOST_DEVICE void x_stage_rows(const params& p, const x_layout& L, unsigned char* smem, const float* xvol, int64_t r0,
+                                 int nr, int t) {
+  float* xs = at<float>(smem, L.uni);
+  const float* src = xvol + r0 * p.W;
+  for (int i = t; i < nr * p.W; i += k_threads) {
+    const int rr = i / p.W;
+    const int w = i - rr * p.W;
+    xs[rr * (p.W + 1) + w] = ld_ro(src + i);
+  }
+}
+
+/// Thread t's staged row: its fp64 sum into red[t] (0 past the slab), and into the thread's share of
+/// S[b, ci] in chunk 0.
+FB_HOST_DEVICE void x_row_sums(const params& p, const x_layout& L, unsigned char* smem, int nr, bool with_sum, int t,
+                               x_state& st) {
+  double s = 0.0;
+  if (t < nr) {
+    const float* row = at<float>(smem, L.uni) + t * (p.W + 1);
+    for (int w = 0; w < p.W; ++w) s += static_cast<double>(row[w]);
+    if (with_sum) st.sum += s;
+  }
+  at<double>(smem, L.red)[t] = s;
+}
+
+/// red[k_threads + i] = red[32 i .. 32 i + 31] summed in order (8 threads).
+FB_HOST_DEVICE void x_sum_warps(const x_layout& L, unsigned char* smem, int t) {
+  if (t >= k_threads / 32) return;
+  double* red = at<double>(smem, L.red);
+  double s = 0.0;
+  for (int i = 0; i < 32; ++i) s += red[32 * t + i];
+  red[k_threads + t] = s;
+}
+
+/// The 8 partial sums of red in order.
+FB_HOST_DEVICE double x_block_sum(const x_layout& L, unsigned char* smem) {
+  const double* red = at<double>(smem, L.red) + k_threads;
+  double s = 0.0;
+  for (int i = 0; i < k_threads / 32; ++i) s += red[i];
+  return s;
+}
+
+/// Thread t owns staged row t: its w-stage (real -> complex) for the chunk's columns,
+/// Tw[row][j] = sum_w (x[row][w] - c) e^{-2pi i w fw_j / W'}. In the first slab every thread first
+/// takes the centring constant c = the mean of that slab (from the row sums), rounded to fp32: for
+/// offset data (x ~ 100 + u) the transform then sums values of size u, and the constant's spectrum
+/// c * box is added back exactly at the end (x_d_stage), so no fp32 sum cancels a large constant
+/// (without it, the centred variance lost ~1e-5 relative at +100). Any c is exact algebra; the
+/// mean of the first slab is merely a good one, and for x ~ c the subtraction is exact (Sterbenz).
+FB_HOST_DEVICE void x_rows(const params& p, const x_layout& L, unsigned char* smem, int64_t r0, int nr, bool first,
+                           int t, x_state& st) {
+  if (first)
+    st.c = static_cast<float>(x_block_sum(L, smem) / (static_cast<double>(nr) * static_cast<double>(p.W)));
+  if (t >= nr) return;
+  const float* row = at<float>(smem, L.uni) + t * (p.W + 1);
+  const float c = st.c;
+  const cplx2* tww = at<cplx2>(smem, L.tww);
+  cplx acc[k_jmax];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int j = 0; j < k_jmax; ++j) acc[j] = cplx{0.0f, 0.0f};
+  for (int w = 0; w < p.W; ++w) {
+    const float xv = row[w] - c;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int jj = 0; jj < k_jmax / 2; ++jj) {
+      const cplx2 tv = tww[w * (k_jmax / 2) + jj];
+      acc[2 * jj].re = dft::ffma(xv, tv.a.re, acc[2 * jj].re);
+      acc[2 * jj].im = dft::ffma(xv, tv.a.im, acc[2 * jj].im);
+      acc[2 * jj + 1].re = dft::ffma(xv, tv.b.re, acc[2 * jj + 1].re);
+      acc[2 * jj + 1].im = dft::ffma(xv, tv.b.im, acc[2 * jj + 1].im);
+    }
+  }
+  cplx2* dst = at<cplx2>(smem, L.tw) + (r0 + t) * (p.js / 2);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int jj = 0; jj < k_jmax / 2; ++jj)
+    if (2 * jj < p.js) dst[jj] = cplx2{acc[2 * jj], acc[2 * jj + 1]};
+}
+
+/// a * b with explicit fused operations.
+FB_HOST_DEVICE cplx cmul(cplx a, cplx b) {
+  return {dft::ffma(a.re, b.re, -(a.im * b.im)), dft::ffma(a.re, b.im, a.im * b.re)};
+}
+
+/// v + c * box (the constant's spectrum added back).
+FB_HOST_DEVICE cplx add_box(cplx v, float c, cplx box) { return {dft::ffma(c, box.re, v.re), dft::ffma(c, box.im, v.im)}; }
+
+/// One mirrored-pair DFT accumulation over a line: for input v and twiddle t = e^{-i theta},
+///   sum v t       = (A1 - A2, A3 + A4)   (frequency f)
+///   sum v conj(t) = (A1 + A2, A4 - A3)   (frequency -f)
+/// with A1 = sum v.re t.re, A2 = sum v.im t.im, A3 = sum v.re t.im, A4 = sum v.im t.re: four
+/// products give both outputs. k_jt columns at a time.
+struct pair_acc {
+  float a1[k_jt], a2[k_jt], a3[k_jt], a4[k_jt];
+  FB_HOST_DEVICE void zero() {
+    for (int j = 0; j < k_jt; ++j) a1[j] = a2[j] = a3[j] = a4[j] = 0.0f;
+  }
+  /// Adds v[0..k_jt) * t (v: 16-byte aligned, two cplx2).
+  FB_HOST_DEVICE void add(const cplx2* v, cplx tv) {
+    const cplx2 v01 = v[0];
+    const cplx2 v23 = v[1];
+    const cplx vv[k_jt] = {v01.a, v01.b, v23.a, v23.b};
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int j = 0; j < k_jt; ++j) {
+      a1[j] = dft::ffma(vv[j].re, tv.re, a1[j]);
+      a2[j] = dft::ffma(vv[j].im, tv.im, a2[j]);
+      a3[j] = dft::ffma(vv[j].re, tv.im, a3[j]);
+      a4[j] = dft::ffma(vv[j].im, tv.re, a4[j]);
+    }
+  }
+  FB_HOST_DEVICE cplx plus(int j) const { return {a1[j] - a2[j], a3[j] + a4[j]}; }
+  FB_HOST_DEVICE cplx minus(int j) const { return {a1[j] + a2[j], a4[j] - a3[j]}; }
+};
+
+/// h-stage: Th[d][fh][j] = sum_h Tw[d, h][j] e^{-2pi i h fh / H'}, items (d, fh-pair, column tile).
+FB_HOST_DEVICE void x_h_stage(const params& p, const x_layout& L, unsigned char* smem, fw_chunk ch, int t) {
+  const cplx* twh = at<cplx>(smem, L.twh);
+  const cplx* tw = at<cplx>(smem, L.tw);
+  cplx* th = at<cplx>(smem, L.uni);
+  const int njt = (ch.nj + k_jt - 1) / k_jt;
+  const int items = njt * p.D * p.NHP;
+  for (int item = t; item < items; item += k_threads) {
+    const int fh = item % p.NHP;
+    const int rest = item / p.NHP;
+    const int d = rest % p.D;
+    const int jt = rest / p.D;
+    pair_acc acc;
+    acc.zero();
+    int m = 0;  // (h * fh) mod Nh
+    for (int h = 0; h < p.H; ++h) {
+      acc.add(reinterpret_cast<const cplx2*>(tw + (static_cast<int64_t>(d) * p.H + h) * p.js + jt * k_jt), twh[m]);
+      m += fh;
+      if (m >= p.Nh) m -= p.Nh;
+    }
+    const int fh2 = fh == 0 ? 0 : p.Nh - fh;
+    cplx2* dst = reinterpret_cast<cplx2*>(th + (static_cast<int64_t>(d) * p.Nh + fh) * p.js + jt * k_jt);
+    dst[0] = cplx2{acc.plus(0), acc.plus(1)};
+    dst[1] = cplx2{acc.plus(2), acc.plus(3)};
+    if (fh2 != fh) {
+      cplx2* dst2 = reinterpret_cast<cplx2*>(th + (static_cast<int64_t>(d) * p.Nh + fh2) * p.js + jt * k_jt);
+      dst2[0] = cplx2{acc.minus(0), acc.minus(1)};
+      dst2[1] = cplx2{acc.minus(2), acc.minus(3)};
+    }
+  }
+}
+
+/// d-stage: X[fd, fh][ci][b][fw0 + j] = sum_d Th[d][fh][j] e^{-2pi i d fd / D'} + c box(fd, fh, fw),
+/// items (fh, fd-pair, column tile); both mirrored planes fd and D' - fd are written to global memory.
+FB_HOST_DEVICE void x_d_stage(const params& p, const x_layout& L, unsigned char* smem, fw_chunk ch, int64_t ci,
+                              int64_t b, int t, float c) {
+  const cplx* twd = at<cplx>(smem, L.twd);
+  const cplx* boxd = at<cplx>(smem, L.boxd);
+  const cplx* boxh = at<cplx>(smem, L.boxh);
+  const cplx* boxw = at<cplx>(smem, L.boxw);
+  const cplx* th = at<cplx>(smem, L.uni);
+  const int njt = (ch.nj + k_jt - 1) / k_jt;
+  const int items = njt * p.NDP * p.Nh;
+  for (int item = t; item < items; item += k_threads) {
+    const int fh = item % p.Nh;
+    const int rest = item / p.Nh;
+    const int fd = rest % p.NDP;
+    const int jt = rest / p.NDP;
+    pair_acc acc;
+    acc.zero();
+    int m = 0;  // (d * fd) mod Nd
+    for (int d = 0; d < p.D; ++d) {
+      acc.add(reinterpret_cast<const cplx2*>(th + (static_cast<int64_t>(d) * p.Nh + fh) * p.js + jt * k_jt), twd[m]);
+      m += fd;
+      if (m >= p.Nd) m -= p.Nd;
+    }
+    const int fd2 = fd == 0 ? 0 : p.Nd - fd;
+    const int64_t col = ((ci * p.B + b) * p.Fw) + ch.fw0 + jt * k_jt;  // within a row: [ci][b][fw]
+    const int64_t row_stride = p.Ci * p.B * p.Fw;
+    cplx* dst = p.X + (static_cast<int64_t>(fd) * p.Nh + fh) * row_stride + col;
+    cplx* dst2 = p.X + (static_cast<int64_t>(fd2) * p.Nh + fh) * row_stride + col;
+    const cplx bdh = cmul(boxd[fd], boxh[fh]);
+    const cplx bdh2 = cmul(boxd[fd2], boxh[fh]);
+    for (int j = 0; j < k_jt; ++j) {
+      if (jt * k_jt + j >= ch.nj) break;
+      dst[j] = add_box(acc.plus(j), c, cmul(bdh, boxw[jt * k_jt + j]));
+      if (fd2 != fd) dst2[j] = add_box(acc.minus(j), c, cmul(bdh2, boxw[jt * k_jt + j]));
+    }
+  }
+}
+
+/// The block's S[b, ci]: the threads' fp64 shares, 32 at a time by 8 threads (x_sum_warps), then
+/// those 8 in order.
+FB_HOST_DEVICE void x_sum_store(const x_layout& L, unsigned char* smem, int t, const x_state& st) {
+  at<double>(smem, L.red)[t] = st.sum;
+}
+FB_HOST_DEVICE void x_sum_final(const params& p, const x_layout& L, unsigned char* smem, int64_t ci, int64_t b, int t) {
+  if (t == 0) p.S[b * p.Ci + ci] = x_block_sum(L, smem);
+}
+
+/// Blocks of x_program: (ci, b, chunk), chunk fastest, then b (neighbouring blocks write
+/// neighbouring X columns), then ci. Without the DFT (eval): one block per (ci, b), sums only.
+FB_HOST_DEVICE int64_t x_blocks(const params& p, bool dft) { return p.Ci * p.B * (dft ? p.n_fwchunks : 1); }
+
+template <class Ex>
+FB_HOST_DEVICE void x_program(Ex& ex, const params& p, int64_t block, unsigned char* smem, bool dft) {
+  const x_layout L = make_x_layout(p, dft);
+  const int nq = dft ? p.n_fwchunks : 1;
+  const int q = static_cast<int>(block % nq);
+  const int64_t cb = block / nq;
+  const int64_t ci = cb / p.B;
+  const int64_t b = cb % p.B;
+  const float* xvol = p.x + (b * p.Ci + ci) * (static_cast<int64_t>(p.D) * p.H * p.W);
+  const fw_chunk ch = chunk_of(p, q);
+  const bool with_sum = q == 0;
+  ex.each_thread([&](int t, x_state& st) {
+    st.sum = 0.0;
+    st.c = 0.0f;
+    if (dft) x_tables(p, L, smem, ch, t);
+  });
+  ex.sync();
+  const int64_t rows = static_cast<int64_t>(p.D) * p.H;
+  for (int64_t r0 = 0; r0 < rows; r0 += p.slab_rows) {
+    const int nr = static_cast<int>(min64(p.slab_rows, rows - r0));
+    ex.each_thread([&](int t, x_state&) { x_stage_rows(p, L, smem, xvol, r0, nr, t); });
+    ex.sync();
+    ex.each_thread([&](int t, x_state& st) { x_row_sums(p, L, smem, nr, with_sum, t, st); });
+    ex.sync();
+    if (dft) {
+      if (r0 == 0) {
+        ex.each_thread([&](int t, x_state&) { x_sum_warps(L, smem, t); });
+        ex.sync();
+      }
+      ex.each_thread([&](int t, x_state& st) { x_rows(p, L, smem, r0, nr, r0 == 0, t, st); });
+      ex.sync();
+    }
+  }
+  if (dft) {
+    ex.each_thread([&](int t, x_state&) { x_h_stage(p, L, smem, ch, t); });
+    ex.sync();
+    ex.each_thread([&](int t, x_state& st) { x_d_stage(p, L, smem, ch, ci, b, t, st.c); });
+  }
+  if (with_sum) {
+    ex.each_thread([&](int t, x_state& st) { x_sum_store(L, smem, t, st); });
+    ex.sync();
+    ex.each_thread([&](int t, x_state&) { x_sum_warps(L, smem, t); });
+    ex.sync();
+    ex.each_thread([&](int t, x_state&) { x_sum_final(p, L, smem, ci, b, t); });
+  }
+}
+
+// =============================================================================================
+// gemm: sum over frequencies of |sum_ci X W|^2
+// =============================================================================================
+
+/// Per-unit facts of a block (one unit per warp), computed once per block.
+struct unit_info {
+  int64_t xr;  ///< X offset (complex elements) of (row, ci 0, b 0, fw)
+  int64_t xc;  ///< the same for the conjugate row
+  int pl;      ///< the unit's row pair, relative to the block's first pair
+  int valid;   ///< 0 past the last unit
+  double wr;   ///< Parseval weight of (row, fw): 0 for the mean (f = 0)
+  double wc;   ///< weight of (conjugate row, fw): 0 when the row is its own conjugate
+};
+
+/// A row pair's (fd, fh).
+struct pair_info {
+  int fd;
+  int fh;
+};
+
+/// Shared-memory layout of gemm_program. The staged X and G tiles and the final reduction rows
+/// share one region (the tiles are dead after the last chunk).
+struct gemm_layout {
+  std::size_t twh, twu, pinfo, uinfo, xs, gs, red, total;
+};
+
+FB_HOST_DEVICE std::size_t gemm_stage_bytes(const params& p, int kc) {
+  const std::size_t xs = static_cast<std::size_t>(kc) * k_units * 2 * static_cast<std::size_t>(p.tb) * sizeof(cplx);
+  const std::size_t gs = static_cast<std::size_t>(kc) * static_cast<std::size_t>(p.npb) *
+                         static_cast<std::size_t>(p.k) * k_lanes * sizeof(cplx);
+  return align16(xs) + align16(gs);
+}
+
+FB_HOST_DEVICE gemm_layout make_gemm_layout(const params& p) {
+  gemm_layout L{};
+  std::size_t o = 0;
+  L.twh = o;
+  o += align16(static_cast<std::size_t>(p.Nh) * sizeof(cplx));
+  L.twu = o;
+  o += align16(static_cast<std::size_t>(k_units) * static_cast<std::size_t>(p.k) * sizeof(cplx));
+  L.pinfo = o;
+  o += align16(static_cast<std::size_t>(p.npb) * sizeof(pair_info));
+  L.uinfo = o;
+  o += align16(k_units * sizeof(unit_info));
+  L.xs = o;
+  L.gs = o + align16(static_cast<std::size_t>(p.kc) * k_units * 2 * static_cast<std::size_t>(p.tb) * sizeof(cplx));
+  L.red = o;
+  const std::size_t stage = gemm_stage_bytes(p, p.kc);
+  const std::size_t red = align16(static_cast<std::size_t>(k_units) * static_cast<std::size_t>(p.tb) * k_lanes *
+                                  sizeof(double));
+  o += stage > red ? stage : red;
+  L.total = o;
+  return L;
+}
+
+/// Per-thread accumulators: Z of the unit's row (z0) and conjugate row (z1) for the batch tile.
+template <int TB>
+struct gemm_state {
+  cplx z0[TB];
+  cplx z1[TB];
+};
+
+/// Blocks: (group, batch tile, channel tile), channel tile fastest, so the blocks that read the same
+/// X slice run side by side (L2 reuse), and consecutive groups share H1's depth plane.
+FB_HOST_DEVICE int64_t gemm_blocks(const params& p) {
+  return p.n_groups * p.n_btiles * p.n_ctiles;
+}
+
+struct gemm_block_id {
+  int64_t g;  ///< unit group
+  int bt;     ///< batch tile
+  int ct;     ///< channel tile
+  int64_t p_lo;
+  int npb;  ///< row pairs this group touches
+};
+
+FB_HOST_DEVICE gemm_block_id gemm_block_of(const params& p, int64_t block) {
+  gemm_block_id id{};
+  id.ct = static_cast<int>(block % p.n_ctiles);
+  const int64_t rest = block / p.n_ctiles;
+  id.bt = static_cast<int>(rest % p.n_btiles);
+  id.g = rest / p.n_btiles;
+  const int64_t u_lo = id.g * k_units;
+  const int64_t u_hi = min64(u_lo + k_units, p.n_units) - 1;
+  id.p_lo = u_lo / p.Fw;
+  id.npb = static_cast<int>(u_hi / p.Fw - id.p_lo + 1);
+  return id;
+}
+
+/// Tables, pair and unit facts; zero accumulators.
+template <int TB>
+FB_HOST_DEVICE void gemm_setup(const params& p, const gemm_layout& L, unsigned char* smem, const gemm_block_id& id,
+                               int t, gemm_state<TB>& st) {
+  cplx* twh = at<cplx>(smem, L.twh);
+  cplx* twu = at<cplx>(smem, L.twu);
+  pair_info* pinfo = at<pair_info>(smem, L.pinfo);
+  unit_info* uinfo = at<unit_info>(smem, L.uinfo);
+  for (int m = t; m < p.Nh; m += k_threads) twh[m] = dft::unit_root(m, p.Nh);
+  for (int i = t; i < k_units * p.k; i += k_threads) {
+    const int w = i / p.k;
+    const int tw = i - w * p.k;
+    const int64_t u = id.g * k_units + w;
+    const int64_t fw = u < p.n_units ? u % p.Fw : 0;
+    twu[i] = u < p.n_units ? dft::unit_root((tw * fw) % p.Nw, p.Nw) : cplx{0.0f, 0.0f};
+  }
+  for (int pl = t; pl < id.npb; pl += k_threads) {
+    const dft::row_pair pr = dft::pair_at(p.pairs, id.p_lo + pl);
+    pinfo[pl] = pair_info{static_cast<int>(pr.fd), static_cast<int>(pr.fh)};
+  }
+  if (t < k_units) {
+    const int64_t u = id.g * k_units + t;
+    unit_info ui{0, 0, 0, 0, 0.0, 0.0};
+    if (u < p.n_units) {
+      const int64_t pidx = u / p.Fw;
+      const int64_t fw = u - pidx * p.Fw;
+      const dft::row_pair pr = dft::pair_at(p.pairs, pidx);
+      const int64_t row_stride = p.Ci * p.B * p.Fw;
+      const double hw = dft::half_weight(fw, p.Nw);
+      ui.xr = pr.row * row_stride + fw;
+      ui.xc = pr.conj_row * row_stride + fw;
+      ui.pl = static_cast<int>(pidx - id.p_lo);
+      ui.valid = 1;
+      ui.wr = (pr.row == 0 && fw == 0) ? 0.0 : hw;
+      ui.wc = pr.conj_row == pr.row ? 0.0 : hw;
+    }
+    uinfo[t] = ui;
+  }
+  for (int b = 0; b < TB; ++b) st.z0[b] = st.z1[b] = cplx{0.0f, 0.0f};
+}
+
+/// Stages the chunk's X tile xs[kc][unit][row, conj row][b] (zero outside the problem) and forms
+/// G[kc][pair][tw][lane] = sum_th H1[ci][fd][th][tw][c] e^{-2pi i th fh / H'} for the block's pairs.
+template <int TB>
+FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned char* smem, const gemm_block_id& id,
+                               int64_t ci0, int nkc, int t) {
+  const unit_info* uinfo = at<unit_info>(smem, L.uinfo);
+  const pair_info* pinfo = at<pair_info>(smem, L.pinfo);
+  const cplx* twh = at<cplx>(smem, L.twh);
+  cplx* xs = at<cplx>(smem, L.xs);
+  cplx* gs = at<cplx>(smem, L.gs);
+  // X: unit fastest, so 8 consecutive columns fw of one row are read together.
+  const int nx = nkc * k_units * 2 * TB;
+  for (int i = t; i < nx; i += k_threads) {
+    const int w = i % k_units;
+    int rest = i / k_units;
+    const int b = rest % TB;
+    rest /= TB;
+    const int r = rest % 2;
+    const int kc = rest / 2;
+    const unit_info& ui = uinfo[w];
+    const int64_t bg = static_cast<int64_t>(id.bt) * TB + b;
+    cplx v{0.0f, 0.0f};
+    if (ui.valid && bg < p.B) v = ld_ro(p.X + (r ? ui.xc : ui.xr) + ((ci0 + kc) * p.B + bg) * p.Fw);
+    xs[((kc * k_units + w) * 2 + r) * TB + b] = v;
+  }
+  // G: warp w takes the combinations (kc, pair, tw) w, w + 8, ..., counters stepped rather than
+  // divided (per-item 64-bit div/mod by runtime k and pair counts counted about as many
+  // instructions as the item's FMAs); the lane is the output channel, so a warp reads 32
+  // consecutive H1 values.
+  const int w = t / k_lanes;
+  const int lane = t % k_lanes;
+  const int64_t cg = static_cast<int64_t>(id.ct) * k_lanes + lane;
+  const int combos = nkc * id.npb * p.k;
+  int tw = w % p.k;  // combination w = (kc * npb + pl) * k + tw
+  int pl = (w / p.k) % id.npb;
+  int kc = w / (p.k * id.npb);
+  const int64_t k = p.k;
+  for (int combo = w; combo < combos; combo += k_threads / k_lanes) {
+    cplx acc{0.0f, 0.0f};
+    if (cg < p.Co) {
+      const pair_info pi = pinfo[pl];
+      const cplx* h = p.h1 + (((ci0 + kc) * p.NDP + pi.fd) * k * k + tw) * p.Co + cg;  // + th * k * C_out
+      int m = 0;  // (th * fh) mod Nh
+      for (int th = 0; th < p.k; ++th) {
+        dft::cmac(acc, ld_ro(h + th * k * p.Co), twh[m]);
+        m += pi.fh;
+        if (m >= p.Nh) m -= p.Nh;
+      }
+    }
+    gs[((kc * p.npb + pl) * p.k + tw) * k_lanes + lane] = acc;
+    tw += k_threads / k_lanes;  // next combination: 8 further
+    while (tw >= p.k) {
+      tw -= p.k;
+      if (++pl == id.npb) {
+        pl = 0;
+        ++kc;
+      }
+    }
+  }
+}
+
+/// Thread (warp = unit, lane = output channel): for each staged input channel, W of its row and
+/// conjugate row from G and the unit's twiddles e^{-2pi i tw fw / W'}:
+///   W(row, fw)      = sum_tw G[tw] t_tw       = (A1 - A2, A3 + A4)
+///   W(conj row, fw) = sum_tw conj(G[tw]) t_tw = (A1 + A2, A3 - A4)
+/// (A1 = sum G.re t.re, A2 = sum G.im t.im, A3 = sum G.re t.im, A4 = sum G.im t.re), then
+/// Z[b] += X[b] W for the batch tile, both rows.
+template <int TB>
+FB_HOST_DEVICE void gemm_main(const params& p, const gemm_layout& L, unsigned char* smem, int nkc, int t,
+                              gemm_state<TB>& st) {
+  const int w = t / 32;
+  const int lane = t % 32;
+  const unit_info* uinfo = at<unit_info>(smem, L.uinfo);
+  if (!uinfo[w].valid) return;
+  const int pl = uinfo[w].pl;
+  const cplx* twu = at<cplx>(smem, L.twu) + w * p.k;
+  const cplx* xs = at<cplx>(smem, L.xs);
+  const cplx* gs = at<cplx>(smem, L.gs);
+  for (int kc = 0; kc < nkc; ++kc) {
+    const cplx* g = gs + ((kc * p.npb + pl) * p.k) * k_lanes + lane;
+    float a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f;
+    for (int tw = 0; tw < p.k; ++tw) {
+      const cplx gv = g[tw * k_lanes];
+      const cplx tv = twu[tw];
+      a1 = dft::ffma(gv.re, tv.re, a1);
+      a2 = dft::ffma(gv.im, tv.im, a2);
+      a3 = dft::ffma(gv.re, tv.im, a3);
+      a4 = dft::ffma(gv.im, tv.re, a4);
+    }
+    const cplx wr{a1 - a2, a3 + a4};
+    const cplx wc{a1 + a2, a3 - a4};
+    const cplx* xr = xs + ((kc * k_units + w) * 2) * TB;
+    const cplx* xc = xr + TB;
+    if constexpr (TB == 1) {
+      dft::cmac(st.z0[0], xr[0], wr);
+      dft::cmac(st.z1[0], xc[0], wc);
+    } else {
+      const cplx2* xr2 = reinterpret_cast<const cplx2*>(xr);
+      const cplx2* xc2 = reinterpret_cast<const cplx2*>(xc);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int bb = 0; bb < TB / 2; ++bb) {
+        const cplx2 vr = xr2[bb];
+        const cplx2 vc = xc2[bb];
+        dft::cmac(st.z0[2 * bb], vr.a, wr);
+        dft::cmac(st.z0[2 * bb + 1], vr.b, wr);
+        dft::cmac(st.z1[2 * bb], vc.a, wc);
+        dft::cmac(st.z1[2 * bb + 1], vc.b, wc);
+      }
+    }
+  }
+}
+
+/// red[unit][b][lane] = w_row |Z_row|^2 + w_conj |Z_conj|^2 (fp64).
+template <int TB>
+FB_HOST_DEVICE void gemm_store(const gemm_layout& L, unsigned char* smem, int t, const gemm_state<TB>& st) {
+  const int w = t / 32;
+  const int lane = t % 32;
+  const unit_info& ui = at<unit_info>(smem, L.uinfo)[w];
+  double* red = at<double>(smem, L.red);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int b = 0; b < TB; ++b)
+    red[(w * TB + b) * k_lanes + lane] = dft::dfma(ui.wr, dft::norm2(st.z0[b]), ui.wc * dft::norm2(st.z1[b]));
+}
+
+/// partial[g][b][c] = the block's units summed in unit order.
+template <int TB>
+FB_HOST_DEVICE void gemm_reduce(const params& p, const gemm_layout& L, unsigned char* smem, const gemm_block_id& id,
+                                int t) {
+  const double* red = at<double>(smem, L.red);
+  for (int i = t; i < TB * k_lanes; i += k_threads) {
+    const int b = i / k_lanes;
+    const int c = i % k_lanes;
+    double s = 0.0;
+    for (int w = 0; w < k_units; ++w) s += red[(w * TB + b) * k_lanes + c];
+    const int64_t bg = static_cast<int64_t>(id.bt) * TB + b;
+    const int64_t cg = static_cast<int64_t>(id.ct) * k_lanes + c;
+    if (bg < p.B && cg < p.Co) p.partial[(id.g * p.B + bg) * p.Co + cg] = s;
+  }
+}
+
+template <int TB, class Ex>
+FB_HOST_DEVICE void gemm_program(Ex& ex, const params& p, int64_t block, unsigned char* smem) {
+  const gemm_layout L = make_gemm_layout(p);
+  const gemm_block_id id = gemm_block_of(p, block);
+  ex.each_thread([&](int t, gemm_state<TB>& st) { gemm_setup<TB>(p, L, smem, id, t, st); });
+  ex.sync();
+  for (int64_t ci0 = 0; ci0 < p.Ci; ci0 += p.kc) {
+    const int nkc = static_cast<int>(min64(p.kc, p.Ci - ci0));
+    ex.each_thread([&](int t, gemm_state<TB>&) { gemm_stage<TB>(p, L, smem, id, ci0, nkc, t); });
+    ex.sync();
+    ex.each_thread([&](int t, gemm_state<TB>& st) { gemm_main<TB>(p, L, smem, nkc, t, st); });
+    ex.sync();
+  }
+  ex.each_thread([&](int t, gemm_state<TB>& st) { gemm_store<TB>(L, smem, t, st); });
+  ex.sync();
+  ex.each_thread([&](int t, gemm_state<TB>&) { gemm_reduce<TB>(p, L, smem, id, t); });
+}
+
+// =============================================================================================
+// reduce: m2 and ybar per (b, c)
+// =============================================================================================
+
+FB_HOST_DEVICE int64_t reduce_ctiles(const params& p) { return (p.Co + k_lanes - 1) / k_lanes; }
+FB_HOST_DEVICE int64_t reduce_blocks(const params& p) { return p.B * reduce_ctiles(p); }
+constexpr std::size_t k_reduce_smem = k_slices * k_lanes * sizeof(double);
+
+/// Warp s's share of the group sum for 32 channels: 4 interleaved slices q = s + 8j (j = 0..3) of
+/// the 32, slice q summing groups q, q + 32, ... in order, then the 4 in order. Four independent
+/// accumulators and loads in flight per thread: only B * C_out/32 blocks run (64 at the default),
+/// and a single chain per thread would wait for ~100 L2/DRAM round trips in a row.
+FB_HOST_DEVICE void reduce_slices(const params& p, unsigned char* smem, int64_t b, int64_t ct, int t) {
+  const int s = t / k_lanes;
+  const int c = t % k_lanes;
+  const int64_t cg = ct * k_lanes + c;
+  constexpr int k_sub = 4;
+  double acc[k_sub] = {0.0, 0.0, 0.0, 0.0};
+  if (cg < p.Co) {
+    const double* col = p.partial + b * p.Co + cg;  // + g * B * C_out
+    const int64_t stride = p.B * p.Co;
+    for (int64_t g0 = 0; g0 < p.n_groups; g0 += k_slices * k_sub) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int j = 0; j < k_sub; ++j) {
+        const int64_t g = g0 + s + k_slices * j;
+        if (g < p.n_groups) acc[j] += ld_ro(col + g * stride);
+      }
+    }
+  }
+  at<double>(smem, 0)[s * k_lanes + c] = ((acc[0] + acc[1]) + acc[2]) + acc[3];
+}
+
+/// m2[b, c] = scale^2 / N' * (slices in order) (training); ybar[b, c] = scale * (bias_c + (1/N')
+/// sum_ci S[b, ci] Wsum[ci, c]).
+FB_HOST_DEVICE void reduce_finish(const params& p, unsigned char* smem, int64_t b, int64_t ct, int t) {
+  if (t >= k_lanes) return;
+  const int64_t c = ct * k_lanes + t;
+  if (c >= p.Co) return;
+  const double n = static_cast<double>(p.n_out);
+  if (p.training) {
+    const double* red = at<double>(smem, 0);
+    double tot = 0.0;
+    for (int s = 0; s < k_slices; ++s) tot += red[s * k_lanes + t];
+    p.m2[b * p.Co + c] = p.scale * p.scale * (tot / n);
+  }
+  double acc = 0.0;
+  for (int64_t ci = 0; ci < p.Ci; ++ci) acc = dft::dfma(ld_ro(p.S + b * p.Ci + ci), ld_ro(p.wsum + ci * p.Co + c), acc);
+  p.ybar[b * p.Co + c] = p.scale * (static_cast<double>(ld_ro(p.conv_bias + c)) + acc / n);
+}
+
+template <class Ex>
+FB_HOST_DEVICE void reduce_program(Ex& ex, const params& p, int64_t block, unsigned char* smem) {
+  const int64_t ct = block % reduce_ctiles(p);
+  const int64_t b = block / reduce_ctiles(p);
+  if (p.training) {
+    ex.each_thread([&](int t, no_state&) { reduce_slices(p, smem, b, ct, t); });
+    ex.sync();
+  }
+  ex.each_thread([&](int t, no_state&) { reduce_finish(p, smem, b, ct, t); });
+}
+
+// =============================================================================================
+// finish: per channel
+// =============================================================================================
+
+FB_HOST_DEVICE int64_t finish_blocks(const params& p) { return (p.Co + k_threads - 1) / k_threads; }
+
+/// out[:, c] = A_c ybar + (beta_c - A_c mean_c); training also updates the running buffers (and
+/// block 0's thread 0 the batch counter); eval normalises with the running buffers.
+FB_HOST_DEVICE void finish_channel(const params& p, int64_t block, int t) {
+  const int64_t c = block * k_threads + t;
+  if (p.training && block == 0 && t == 0) *p.num_batches_tracked += 1;
+  if (c >= p.Co) return;
+  const double gamma = static_cast<double>(p.gamma[c]);
+  const double beta = static_cast<double>(p.beta[c]);
+  bn::affine a;
+  if (p.training) {
+    const bn::channel_moments mom =
+        bn::combine_sample_moments(p.ybar + c, p.m2 + c, p.B, p.Co, static_cast<double>(p.n_out));
+    a = bn::normalisation(mom.mean, mom.var_biased, gamma, beta, p.eps);
+    bn::update_running(p.running_mean, p.running_var, c, mom, static_cast<double>(p.B) * static_cast<double>(p.n_out),
+                       p.momentum);
+  } else {
+    a = bn::normalisation(static_cast<double>(p.running_mean[c]), static_cast<double>(p.running_var[c]), gamma, beta,
+                          p.eps);
+  }
+  for (int64_t b = 0; b < p.B; ++b)
+    p.out[b * p.Co + c] = static_cast<float>(dft::dfma(a.scale, p.ybar[b * p.Co + c], a.shift));
+}
+
+template <class Ex>
+FB_HOST_DEVICE void finish_program(Ex& ex, const params& p, int64_t block) {
+  ex.each_thread([&](int t, no_state&) { finish_channel(p, block, t); });
+}
+
+}  // namespace fb::fused::convt3d_scale_bn_gap::detail
