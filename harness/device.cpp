@@ -48,6 +48,23 @@ std::string device_name(device_kind device) {
   return "cuda (unknown)";
 }
 
+int cuda_device_count() {
+#if FUSEBENCH_TORCH_CUDA
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess) return count;
+#endif
+  return 0;
+}
+
+std::string cuda_device_name(int index) {
+#if FUSEBENCH_TORCH_CUDA
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, index) == cudaSuccess) return prop.name;
+#endif
+  (void)index;
+  return {};
+}
+
 model_case on_device(const model_case& c, device_kind device) {
   const at::Device dev = to_device(device);
   model_case out;

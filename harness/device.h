@@ -20,6 +20,11 @@ namespace fb {
 void synchronize(device_kind device);
 /// One line naming the GPU, or "cpu".
 [[nodiscard]] std::string device_name(device_kind device);
+/// GPUs this process sees (after CUDA_VISIBLE_DEVICES) [count]; 0 with a CPU-only libtorch or no GPU.
+/// Asks the driver for the count only: no CUDA context is created.
+[[nodiscard]] int cuda_device_count();
+/// The name of GPU `index` of this process's view; "" when it cannot be read.
+[[nodiscard]] std::string cuda_device_name(int index);
 /// The case with its input and parameters as contiguous tensors on `device` (the config is shared).
 /// The one place a case moves between devices: verification, the references and bench all use it.
 [[nodiscard]] model_case on_device(const model_case& c, device_kind device);

@@ -3,9 +3,20 @@
 # or a GPU, so reports and compares build and test on any CI machine.
 set(FUSEBENCH_REPORTING_DIR ${CMAKE_CURRENT_LIST_DIR})
 
+# Shards of a run (--shard K/N, --devices) and the rules of merging them: shared by the verify
+# reports (fusebench_core) and the results files (below), torch-free.
+add_library(fusebench_shard STATIC ${FUSEBENCH_REPORTING_DIR}/shard.cpp)
+target_include_directories(fusebench_shard PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(fusebench_shard PUBLIC fmt::fmt-header-only)
+target_compile_features(fusebench_shard PUBLIC cxx_std_17)
+if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  target_compile_options(fusebench_shard PRIVATE -Wall -Wextra -Wpedantic)
+endif()
+
 add_library(fusebench_reporting STATIC
   ${FUSEBENCH_REPORTING_DIR}/results/results.cpp
   ${FUSEBENCH_REPORTING_DIR}/results/results_writer.cpp
+  ${FUSEBENCH_REPORTING_DIR}/results/results_merge.cpp
   ${FUSEBENCH_REPORTING_DIR}/results/gbench_json.cpp
   ${FUSEBENCH_REPORTING_DIR}/results/detail/atomic_file.cpp
   ${FUSEBENCH_REPORTING_DIR}/stats/summary.cpp
@@ -25,7 +36,7 @@ add_library(fusebench_reporting STATIC
   ${FUSEBENCH_REPORTING_DIR}/bench/host_timing.cpp)
 # Repo root, so that sources include "harness/results/results.h".
 target_include_directories(fusebench_reporting PUBLIC ${PROJECT_SOURCE_DIR})
-target_link_libraries(fusebench_reporting PUBLIC nlohmann_json::nlohmann_json fmt::fmt-header-only CLI11::CLI11)
+target_link_libraries(fusebench_reporting PUBLIC fusebench_shard nlohmann_json::nlohmann_json fmt::fmt-header-only CLI11::CLI11)
 target_compile_features(fusebench_reporting PUBLIC cxx_std_17)
 if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   target_compile_options(fusebench_reporting PRIVATE -Wall -Wextra -Wpedantic)

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <ostream>
+#include <set>
+#include <type_traits>
 
 namespace fb {
 namespace {
@@ -32,6 +35,50 @@ int count(const verify_row& r, verdict_rule rule) {
   const auto it = r.by_rule.find(rule);
   return it == r.by_rule.end() ? 0 : it->second;
 }
+
+constexpr const char* verify_schema_name = "fusebench-verify";
+constexpr int verify_schema_version = 2;
+/// The rules a row counts verdicts by, as the JSON names them under "decided_by".
+constexpr verdict_rule counted_rules[] = {verdict_rule::fp32_reference, verdict_rule::fp64_allowance,
+                                          verdict_rule::fp64_oracle};
+
+/// Typed fields of a verify JSON, each failure one line naming the file and the field.
+class verify_json_reader {
+ public:
+  explicit verify_json_reader(const std::string& source) : m_source(source) {}
+
+  [[noreturn]] void fail(const std::string& problem) const {
+    throw std::invalid_argument(fmt::format("verify file '{}': {}", m_source, problem));
+  }
+  const json& field(const json& object, const std::string& path, const char* key) const {
+    if (!object.is_object()) fail(fmt::format("{} is not an object", path.empty() ? "the top level" : path));
+    const auto it = object.find(key);
+    if (it == object.end()) fail(fmt::format("field {}{} is missing", path.empty() ? "" : path + ".", key));
+    return *it;
+  }
+  template <class T>
+  T get(const json& object, const std::string& path, const char* key) const {
+    const json& v = field(object, path, key);
+    const std::string where = (path.empty() ? "" : path + ".") + key;
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (!v.is_string()) fail(fmt::format("field {} has type {}, expected a string", where, v.type_name()));
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (!v.is_boolean()) fail(fmt::format("field {} has type {}, expected a boolean", where, v.type_name()));
+    } else if constexpr (std::is_integral_v<T>) {
+      if (!v.is_number_integer() || (std::is_unsigned_v<T> && !v.is_number_unsigned()))
+        fail(fmt::format("field {} is {}, expected an integer", where, v.dump()));
+    } else {
+      if (!v.is_number()) fail(fmt::format("field {} is {}, expected a number", where, v.dump()));
+    }
+    return v.get<T>();
+  }
+
+ private:
+  std::string m_source;
+};
+
+/// The larger of two maxima; the merge of two rows' maxima is the maximum over both.
+void raise_to(double& into, double value) { into = std::max(into, value); }
 
 }  // namespace
 
@@ -90,6 +137,30 @@ void print_verify_table(const verify_report& report, std::ostream& out) {
              count(t, verdict_rule::fp64_oracle));
 }
 
+int64_t held_cases(const verify_report& report) {
+  if (report.scope.mode != "fuzz") return static_cast<int64_t>(report.cases.size());
+  return report.shard.size_of(report.scope.cases_per_model) * static_cast<int64_t>(report.scope.models.size());
+}
+
+int print_verdict(const verify_report& report, std::ostream& out) {
+  const verify_row t = report.totals();
+  if (!report.complete) {
+    fmt::print(out, "verify: INCOMPLETE: {}\n", report.incomplete_reason);
+    return 1;
+  }
+  if (held_cases(report) == 0) {
+    // More shards than cases: this one has nothing to do, which is not a failure of the run.
+    fmt::print(out, "verify: shard {} holds none of the {} case indices of this run; nothing to judge\n",
+               to_string(report.shard), report.scope.cases_per_model);
+    return 0;
+  }
+  if (t.judged() == 0) {
+    fmt::print(out, "verify: nothing was judged\n");
+    return 1;
+  }
+  return t.incorrect + t.failed == 0 && t.not_judged == 0 ? 0 : 1;
+}
+
 json verify_report_to_json(const verify_report& report) {
   json rows = json::array();
   for (const auto& [key, r] : report.rows)
@@ -115,6 +186,9 @@ json verify_report_to_json(const verify_report& report) {
                      {"implementation", c.implementation},
                      {"index", c.index},
                      {"config", c.config},
+                     {"case_seed", c.case_seed},
+                     {"inputs", c.inputs},
+                     {"params", c.params},
                      {"outcome", std::string(to_string(c.result))},
                      {"decided_by", std::string(to_string(c.rule))},
                      {"message", c.message},
@@ -124,12 +198,22 @@ json verify_report_to_json(const verify_report& report) {
                      {"repro", c.repro},
                      {"bundle", c.bundle}});
   const verify_row t = report.totals();
-  return {{"schema", "fusebench-verify"},
-          {"version", 1},
+  return {{"schema", verify_schema_name},
+          {"version", verify_schema_version},
+          {"complete", report.complete},
+          {"incomplete_reason", report.incomplete_reason},
+          {"git_commit", report.git_commit},
           {"device", report.device},
           {"seed", report.seed},
           {"atol", report.atol},
           {"rtol", report.rtol},
+          {"shard", to_string(report.shard)},
+          {"scope", {{"mode", report.scope.mode},
+                     {"device", report.scope.device},
+                     {"models", report.scope.models},
+                     {"cases_per_model", report.scope.cases_per_model},
+                     {"inputs", report.scope.inputs},
+                     {"params", report.scope.params}}},
           {"totals", {{"cases", t.judged() + t.not_judged},
                       {"passed", t.passed},
                       {"incorrect", t.incorrect},
@@ -138,6 +222,196 @@ json verify_report_to_json(const verify_report& report) {
           {"notes", report.notes},
           {"rows", rows},
           {"cases", cases}};
+}
+
+verify_report verify_report_from_json(const json& doc, const std::string& source) {
+  const verify_json_reader r(source);
+  if (!doc.is_object() || !doc.contains("schema") || doc.at("schema") != verify_schema_name)
+    r.fail(fmt::format("not a {} file (fusebench verify --json writes one)", verify_schema_name));
+  if (r.get<int64_t>(doc, "", "version") != verify_schema_version)
+    r.fail(fmt::format("version {} is not supported: this fusebench reads version {}", doc.at("version").dump(),
+                       verify_schema_version));
+  verify_report report;
+  report.complete = r.get<bool>(doc, "", "complete");
+  report.incomplete_reason = r.get<std::string>(doc, "", "incomplete_reason");
+  report.git_commit = r.get<std::string>(doc, "", "git_commit");
+  report.device = r.get<std::string>(doc, "", "device");
+  report.seed = r.get<uint64_t>(doc, "", "seed");
+  report.atol = r.get<double>(doc, "", "atol");
+  report.rtol = r.get<double>(doc, "", "rtol");
+  try {
+    report.shard = parse_shard(r.get<std::string>(doc, "", "shard"), "field shard");
+  } catch (const std::invalid_argument& e) {
+    r.fail(e.what());
+  }
+  const json& scope = r.field(doc, "", "scope");
+  report.scope.mode = r.get<std::string>(scope, "scope", "mode");
+  report.scope.device = r.get<std::string>(scope, "scope", "device");
+  const json& models = r.field(scope, "scope", "models");
+  if (!models.is_array()) r.fail("field scope.models is not an array");
+  for (const json& m : models) {
+    if (!m.is_string()) r.fail("field scope.models holds a non-string");
+    report.scope.models.push_back(m.get<std::string>());
+  }
+  report.scope.cases_per_model = r.get<int>(scope, "scope", "cases_per_model");
+  report.scope.inputs = r.get<std::string>(scope, "scope", "inputs");
+  report.scope.params = r.get<std::string>(scope, "scope", "params");
+  const json& notes = r.field(doc, "", "notes");
+  if (!notes.is_array()) r.fail("field notes is not an array");
+  for (const json& n : notes) {
+    if (!n.is_string()) r.fail("field notes holds a non-string");
+    report.notes.push_back(n.get<std::string>());
+  }
+
+  const json& rows = r.field(doc, "", "rows");
+  if (!rows.is_array()) r.fail("field rows is not an array");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const json& j = rows[i];
+    const std::string p = fmt::format("rows[{}]", i);
+    const auto key = std::make_pair(r.get<std::string>(j, p, "model"), r.get<std::string>(j, p, "implementation"));
+    if (report.rows.count(key) != 0) r.fail(fmt::format("{} repeats the row {}/{}", p, key.first, key.second));
+    verify_row& row = report.rows[key];
+    row.checked_against = r.get<std::string>(j, p, "checked_against");
+    row.passed = r.get<int>(j, p, "passed");
+    row.incorrect = r.get<int>(j, p, "incorrect");
+    row.failed = r.get<int>(j, p, "failed");
+    row.not_judged = r.get<int>(j, p, "not_judged");
+    const json& decided = r.field(j, p, "decided_by");
+    for (const verdict_rule rule : counted_rules)
+      if (const int n = r.get<int>(decided, p + ".decided_by", std::string(to_string(rule)).c_str()); n != 0)
+        row.by_rule[rule] = n;
+    row.worst_ratio = r.get<double>(j, p, "worst_error_over_bound");
+    row.max_abs = r.get<double>(j, p, "max_abs_error");
+    row.candidate_vs_fp64 = r.get<double>(j, p, "impl_vs_fp64");
+    row.reference_vs_fp64 = r.get<double>(j, p, "reference_fp32_vs_fp64");
+    row.max_conditioning = r.get<double>(j, p, "max_conditioning");
+    row.seconds = r.get<double>(j, p, "seconds");
+  }
+
+  const json& cases = r.field(doc, "", "cases");
+  if (!cases.is_array()) r.fail("field cases is not an array");
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const json& j = cases[i];
+    const std::string p = fmt::format("cases[{}]", i);
+    verify_case_record c;
+    c.model = r.get<std::string>(j, p, "model");
+    c.implementation = r.get<std::string>(j, p, "implementation");
+    c.index = r.get<int>(j, p, "index");
+    c.config = r.field(j, p, "config");
+    c.case_seed = r.get<uint64_t>(j, p, "case_seed");
+    c.inputs = r.get<std::string>(j, p, "inputs");
+    c.params = r.get<std::string>(j, p, "params");
+    const std::string o = r.get<std::string>(j, p, "outcome");
+    const std::optional<outcome> result = outcome_from_string(o);
+    if (!result) r.fail(fmt::format("field {}.outcome is \"{}\", not an outcome", p, o));
+    c.result = *result;
+    const std::string d = r.get<std::string>(j, p, "decided_by");
+    const std::optional<verdict_rule> rule = verdict_rule_from_string(d);
+    if (!rule) r.fail(fmt::format("field {}.decided_by is \"{}\", not a verdict rule", p, d));
+    c.rule = *rule;
+    c.message = r.get<std::string>(j, p, "message");
+    c.max_abs = r.get<double>(j, p, "max_abs_error");
+    c.worst_ratio = r.get<double>(j, p, "worst_error_over_bound");
+    c.seconds = r.get<double>(j, p, "seconds");
+    c.repro = r.get<std::string>(j, p, "repro");
+    c.bundle = r.get<std::string>(j, p, "bundle");
+    report.cases.push_back(std::move(c));
+  }
+  return report;
+}
+
+verify_report merge_verify_reports(const std::vector<std::pair<std::string, verify_report>>& parts,
+                                   const merge_rules& rules) {
+  if (parts.empty()) throw merge_error("nothing to merge");
+  std::vector<merge_part> names;
+  for (const auto& [name, report] : parts) names.push_back({name, report.shard});
+  const verify_report& first = parts.front().second;
+  for (const auto& [name, report] : parts) {
+    if (report.scope.mode != "fuzz")
+      throw merge_error(fmt::format("{}: a verify --{} run is not split into shards; only fuzz runs merge", name,
+                                    report.scope.mode));
+    if (!(report.scope == first.scope))
+      throw merge_error(fmt::format(
+          "{}: its cases are not those of {} (models, --cases, --device, --inputs or --params differ): shards of one "
+          "run are made with the same options",
+          name, parts.front().first));
+  }
+  const shard_coverage coverage = check_coverage(names, rules);
+  const auto values = [&](auto get) {
+    std::vector<std::string> out;
+    for (const auto& part : parts) out.push_back(fmt::format("{}", get(part.second)));
+    return out;
+  };
+  const char* same_run = "; the shards of one run are made with the same --seed, --atol and --rtol";
+  (void)agreed_value("seed", values([](const verify_report& r) { return r.seed; }), names, false, same_run);
+  (void)agreed_value("atol", values([](const verify_report& r) { return r.atol; }), names, false, same_run);
+  (void)agreed_value("rtol", values([](const verify_report& r) { return r.rtol; }), names, false, same_run);
+
+  verify_report out;
+  out.device = agreed_value("device", values([](const verify_report& r) { return r.device; }), names,
+                            rules.allow_different_gpu, "; --allow-different-gpu merges them anyway");
+  out.git_commit = agreed_value("git_commit", values([](const verify_report& r) { return r.git_commit; }), names,
+                                rules.allow_different_commit, "; --allow-different-commit merges them anyway");
+  out.seed = first.seed;
+  out.atol = first.atol;
+  out.rtol = first.rtol;
+  out.scope = first.scope;
+  out.shard = rules.target;
+
+  std::vector<std::string> reasons;
+  for (const auto& [name, report] : parts)
+    if (!report.complete) {
+      if (!rules.allow_incomplete)
+        throw merge_error(fmt::format("{} is incomplete ({}); --allow-incomplete merges it anyway", name,
+                                      report.incomplete_reason));
+      reasons.push_back(fmt::format("shard {}: {}", to_string(report.shard), report.incomplete_reason));
+    }
+  if (!coverage.missing.empty()) {
+    std::vector<std::string> missing;
+    for (const int k : coverage.missing) missing.push_back(fmt::format("{}/{}", k, coverage.count));
+    reasons.push_back(fmt::format("merged without shard{} {}", missing.size() > 1 ? "s" : "", fmt::join(missing, ", ")));
+  }
+  out.complete = reasons.empty();
+  out.incomplete_reason = fmt::format("{}", fmt::join(reasons, "; "));
+
+  // Each (model, case index) lies in one part; one process would have run the models in scope
+  // order, each case's records together, indices ascending.
+  std::map<std::pair<std::string, int>, std::vector<const verify_case_record*>> by_case;
+  std::set<std::string> seen_notes;
+  for (const auto& [name, report] : parts) {
+    for (const auto& [key, row] : report.rows) {
+      const bool fresh = out.rows.count(key) == 0;
+      verify_row& into = out.rows[key];
+      if (fresh) into.checked_against = row.checked_against;
+      into.passed += row.passed;
+      into.incorrect += row.incorrect;
+      into.failed += row.failed;
+      into.not_judged += row.not_judged;
+      for (const auto& [rule, n] : row.by_rule) into.by_rule[rule] += n;
+      raise_to(into.max_abs, row.max_abs);
+      raise_to(into.worst_ratio, row.worst_ratio);
+      raise_to(into.candidate_vs_fp64, row.candidate_vs_fp64);
+      raise_to(into.reference_vs_fp64, row.reference_vs_fp64);
+      raise_to(into.max_conditioning, row.max_conditioning);
+      into.seconds += row.seconds;
+    }
+    for (const verify_case_record& c : report.cases) {
+      if (std::find(first.scope.models.begin(), first.scope.models.end(), c.model) == first.scope.models.end() ||
+          c.index < 0 || c.index >= first.scope.cases_per_model || !report.shard.holds(c.index))
+        throw merge_error(fmt::format("{}: case {} of {} is not a case of its shard {}", name, c.index, c.model,
+                                      to_string(report.shard)));
+      by_case[{c.model, c.index}].push_back(&c);
+    }
+    for (const std::string& note : report.notes)
+      if (seen_notes.insert(note).second) out.notes.push_back(note);
+  }
+  for (const std::string& model : out.scope.models)
+    for (int i = 0; i < out.scope.cases_per_model; ++i) {
+      const auto it = by_case.find({model, i});
+      if (it == by_case.end()) continue;
+      for (const verify_case_record* c : it->second) out.cases.push_back(*c);
+    }
+  return out;
 }
 
 void write_junit(const verify_report& report, std::ostream& out) {

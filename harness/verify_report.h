@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/equivalence.h"
+#include "harness/shard.h"
 
 namespace fb {
 
@@ -17,6 +18,9 @@ struct verify_case_record {
   std::string implementation;
   int index = 0;             ///< case index within the run
   json config;
+  uint64_t case_seed = 0;    ///< parameters and inputs (--case-seed replays them)
+  std::string inputs;        ///< input distribution, e.g. "uniform"
+  std::string params;        ///< "random" or "default" (PyTorch's initialisation)
   outcome result = outcome::not_run;
   verdict_rule rule = verdict_rule::none;
   std::string message;       ///< empty when passed
@@ -37,11 +41,31 @@ struct verify_row {
   [[nodiscard]] int judged() const { return passed + incorrect + failed; }
 };
 
+/// What a run covers. A fuzz run's cases are a pure function of its scope and seed, so two runs of
+/// one scope and seed draw the same cases, whichever shard of them each runs.
+struct verify_scope {
+  std::string mode = "fuzz";        ///< "fuzz" (--cases per model), "config" (--config), "bundle" (a repro bundle)
+  std::string device;               ///< "cpu" or "cuda": the fuzz budget, and so the cases, depend on it
+  std::vector<std::string> models;  ///< in run order
+  int cases_per_model = 0;          ///< --cases
+  std::string inputs;               ///< --inputs: every case draws only this distribution; "" all
+  std::string params;               ///< --params: only this regime; "" both
+  friend bool operator==(const verify_scope& a, const verify_scope& b) {
+    return a.mode == b.mode && a.device == b.device && a.models == b.models &&
+           a.cases_per_model == b.cases_per_model && a.inputs == b.inputs && a.params == b.params;
+  }
+};
+
 /// The whole run.
 struct verify_report {
-  std::string device;
+  std::string device;      ///< "cpu" or the GPU's name
+  std::string git_commit;  ///< of the fusebench that ran it
   uint64_t seed = 0;
   double atol = 0, rtol = 0;
+  verify_scope scope;
+  shard_spec shard;        ///< the part of the scope's cases this report holds (1/1: all)
+  bool complete = true;    ///< false only for a merge that was allowed to miss parts
+  std::string incomplete_reason;
   std::map<std::pair<std::string, std::string>, verify_row> rows;  ///< keyed by (model, implementation)
   std::vector<verify_case_record> cases;
   std::vector<std::string> notes;  ///< what was not checked and why (printed, and in the JSON)
@@ -54,8 +78,24 @@ struct verify_report {
 
 /// The Markdown table plus the summary lines (what a person at a terminal reads).
 void print_verify_table(const verify_report& report, std::ostream& out);
-/// `--json FILE`: schema "fusebench-verify", version 1.
+/// The cases of the report's scope that its shard holds [count] (fuzz runs; other modes: its cases).
+[[nodiscard]] int64_t held_cases(const verify_report& report);
+/// The closing verdict line where the table's summary does not say it all, and the exit status of a
+/// run that produced this report: 0 every case passed (or its shard holds no case at all), 1 a case
+/// failed or was not judged, nothing was judged, or the report is incomplete.
+[[nodiscard]] int print_verdict(const verify_report& report, std::ostream& out);
+/// `--json FILE`: schema "fusebench-verify", version 2 (version 1 had no git_commit, scope, shard,
+/// complete, incomplete_reason, nor the cases' case_seed, inputs and params).
 [[nodiscard]] json verify_report_to_json(const verify_report& report);
+/// Reads what verify_report_to_json wrote (version 2). Throws std::invalid_argument naming `source`
+/// and the field for another schema or version, or a missing or mistyped field.
+[[nodiscard]] verify_report verify_report_from_json(const json& doc, const std::string& source);
+/// One report of parts of one fuzz run, holding rules.target: rows summed (counts, seconds) and
+/// maximised (errors, conditioning), cases in the order one process would have run them. Throws
+/// merge_error for parts that are not of one run (scope, seed, tolerances; GPU and commit unless
+/// allowed), overlapping, missing or incomplete parts (unless allowed), and a case outside its part.
+[[nodiscard]] verify_report merge_verify_reports(const std::vector<std::pair<std::string, verify_report>>& parts,
+                                                 const merge_rules& rules);
 /// `--junit FILE`: one <testsuite> per model, one <testcase> per case and implementation; incorrect
 /// cases are <failure>, exceptions <error>, cases not judged <skipped>.
 void write_junit(const verify_report& report, std::ostream& out);

@@ -14,11 +14,13 @@ if(FUSEBENCH_HAVE_CUDA)
   # One file per fused model under selftest/ (FB_SELFTEST_MODEL registers it): a new model's file is
   # picked up here without an edit.
   file(GLOB FUSEBENCH_SELFTEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/selftest/*.cpp)
-  add_executable(fused_cuda_selftest ${FUSEBENCH_SELFTEST_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/timing_probes.cu)
+  add_executable(fused_cuda_selftest ${FUSEBENCH_SELFTEST_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/timing_probes.cu
+                 ${CMAKE_CURRENT_LIST_DIR}/ctest_gpu_allocation.cpp)
   set_target_properties(fused_cuda_selftest PROPERTIES CUDA_ARCHITECTURES 90)
   target_link_libraries(fused_cuda_selftest PRIVATE fusebench_fused_cuda fusebench_bench_device)
   # One CUDA runtime per process: the shared one (as libtorch uses), not cudart_static as well.
   set_target_properties(fused_cuda_selftest PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
   add_test(NAME fused_cuda_selftest COMMAND fused_cuda_selftest)
-  set_tests_properties(fused_cuda_selftest PROPERTIES LABELS "cuda" TIMEOUT 900)
+  # One GPU of ctest's resource allocation, as the Cuda_ properties (models.cmake).
+  set_tests_properties(fused_cuda_selftest PROPERTIES LABELS "cuda" TIMEOUT 900 RESOURCE_GROUPS "gpus:1")
 endif()

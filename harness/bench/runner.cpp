@@ -119,15 +119,20 @@ case_result make_row(const case_plan& plan, const std::string& name) {
   return r;
 }
 
-/// Writes a finished row (the file is rewritten at once) and says on the terminal what went wrong.
-void record(run_context& ctx, case_result row) {
-  if (row.stats) ++ctx.summary.timed;
-  if (row.outcome == outcome::incorrect || row.outcome == outcome::failed) ++ctx.summary.failing;
+/// Counts a finished row into the summary's totals.
+void count_row(bench_summary& summary, const case_result& row) {
+  if (row.stats) ++summary.timed;
+  if (row.outcome == outcome::incorrect || row.outcome == outcome::failed) ++summary.failing;
   if (row.outcome == outcome::not_run || row.outcome == outcome::not_supported ||
       row.outcome == outcome::invalid_config)
-    ++ctx.summary.skipped;
+    ++summary.skipped;
+  if (row.floor && row.floor->impossible) ++summary.impossible;
+}
+
+/// Writes a finished row (the file is rewritten at once) and says on the terminal what went wrong.
+void record(run_context& ctx, case_result row) {
+  count_row(ctx.summary, row);
   if (row.floor && row.floor->impossible) {
-    ++ctx.summary.impossible;
     ctx.prog.finish();
     fmt::print(ctx.log, "IMPOSSIBLE: {} median {} is below its roofline floor {} ({:.2f}x floor)\n",
                gbench_name(row), format_seconds(row.stats->median), format_seconds(row.floor->floor_seconds),
@@ -450,6 +455,20 @@ std::vector<bench_point> plan_sweep(const std::vector<const model_entry*>& model
   return points;
 }
 
+std::string plan_digest(const std::vector<bench_point>& points) {
+  json plan = json::array();
+  for (const bench_point& p : points)
+    plan.push_back({{"model", p.model->id}, {"label", p.label}, {"config", p.config}, {"merged_labels", p.merged_labels}});
+  return fingerprint(plan.dump());
+}
+
+std::vector<bench_point> shard_points(const std::vector<bench_point>& points, const shard_spec& shard) {
+  std::vector<bench_point> held;
+  for (std::size_t p = 0; p < points.size(); ++p)
+    if (shard.holds(static_cast<std::int64_t>(p))) held.push_back(points[p]);
+  return held;
+}
+
 std::vector<bench_point> load_configs(const std::string& file_or_json) {
   const auto first = file_or_json.find_first_not_of(" \t\r\n");
   const bool inline_json = first != std::string::npos && (file_or_json[first] == '{' || file_or_json[first] == '[');
@@ -533,7 +552,10 @@ void run_points(const std::vector<bench_point>& points, const bench_settings& se
     if (!p.merged_labels.empty())
       fmt::print(log, "bench: {}: {} scale to the same config as \"{}\"; timed once, as \"{}\"\n", p.model->id,
                  fmt::format("\"{}\"", fmt::join(p.merged_labels, "\", \"")), p.label, p.label);
-  const device_calibration calibration = settings.calibration ? *settings.calibration : calibrate(settings.device);
+  // A shard that holds no config (more shards than configs) has nothing to measure a floor for.
+  const device_calibration calibration = settings.calibration ? *settings.calibration
+                                         : points.empty()     ? device_calibration{}
+                                                              : calibrate(settings.device);
   env.measured_bandwidth = calibration.bandwidth;
   env.measured_fp32_peak = calibration.fp32_peak;
   writer.set_environment(env);
@@ -578,6 +600,8 @@ bench_summary run_bench(const std::vector<bench_point>& points, const bench_sett
   run_environment env = describe_environment(settings.device, settings.sweep_name, settings.seed);
   env.atol = settings.checks.atol;
   env.rtol = settings.checks.rtol;
+  env.shard = settings.shard;
+  env.plan_digest = settings.plan_digest;
   results_writer writer(summary.results_path, env, summary.gbench_path);
   writer.set_planned_cases(summary.planned);
   try {
@@ -593,6 +617,17 @@ bench_summary run_bench(const std::vector<bench_point>& points, const bench_sett
     throw;
   }
   summary.results = writer.get_results();
+  return summary;
+}
+
+bench_summary summarize_results(const results_file& results, const std::filesystem::path& results_path,
+                                const std::filesystem::path& gbench_path) {
+  bench_summary summary;
+  summary.results_path = results_path;
+  summary.gbench_path = gbench_path;
+  summary.results = results;
+  summary.planned = results.status.planned_cases;
+  for (const case_result& c : results.cases) count_row(summary, c);
   return summary;
 }
 

@@ -16,6 +16,7 @@
 #include "harness/equivalence.h"
 #include "harness/model_entry.h"
 #include "harness/results/results.h"
+#include "harness/shard.h"
 
 namespace fb::bench {
 
@@ -51,6 +52,13 @@ inline constexpr std::string_view cpu_small_suffix = "/cpu-small";
 /// JSON), ref::config_error (invalid config).
 [[nodiscard]] std::vector<bench_point> load_configs(const std::string& file_or_json);
 
+/// Fingerprint of a whole plan (models, labels, configs, merged labels; harness/shard.h fingerprint):
+/// recorded as environment.plan_digest so that merge joins only shards of one plan.
+[[nodiscard]] std::string plan_digest(const std::vector<bench_point>& points);
+
+/// The points of `points` that `shard` holds: the p-th (0-based) when p % N == K-1.
+[[nodiscard]] std::vector<bench_point> shard_points(const std::vector<bench_point>& points, const shard_spec& shard);
+
 /// Throws std::invalid_argument "needs ~X GiB, Y GiB available" when `point` cannot fit on `device`
 /// even with the fewest input sets bench uses (2): for an explicitly requested config, a skipped
 /// case would only hide the mistake. Nothing is thrown when the available memory is unknown.
@@ -66,6 +74,8 @@ struct bench_settings {
   int input_sets = 3;              ///< rotated inputs; 2 when 3 do not fit in device memory
   check_options checks;            ///< equivalence contract of the verification
   std::string sweep_name;          ///< recorded in the environment, e.g. "quick"
+  std::string shard = "1/1";       ///< recorded in the environment: the part of the plan these points are
+  std::string plan_digest;         ///< recorded in the environment: plan_digest of the whole plan
   /// Bandwidth and peak of the floors; empty: measured at the start of the run (tests pin them).
   std::optional<device_calibration> calibration;
   std::ostream* progress_out = nullptr;  ///< null: stderr, live on a terminal
@@ -98,6 +108,11 @@ struct bench_summary {
 /// The environment of a run on `device`: GPU, driver, runtime, libtorch, git commit, build type,
 /// date, host. Bandwidth and peak are left 0 (run_bench fills them in).
 [[nodiscard]] run_environment describe_environment(device_kind device, const std::string& sweep, std::uint64_t seed);
+
+/// The summary of a results file that another process wrote (e.g. the merge of `--devices` shards):
+/// the counts run_bench keeps, recounted from its cases. interrupted_by stays 0.
+[[nodiscard]] bench_summary summarize_results(const results_file& results, const std::filesystem::path& results_path,
+                                              const std::filesystem::path& gbench_path);
 
 /// Printable summary of a finished run: one line per case, then the totals.
 void print_summary(const bench_summary& summary, std::ostream& out);

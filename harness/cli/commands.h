@@ -22,6 +22,7 @@ void add_verify_command(CLI::App& app, command_action& run);
 void add_bench_command(CLI::App& app, command_action& run);
 void add_report_command(CLI::App& app, command_action& run);
 void add_compare_command(CLI::App& app, command_action& run);
+void add_merge_command(CLI::App& app, command_action& run);
 
 /// Prints "fusebench: error: <what>" on stderr.
 void print_error(const std::string& what);

@@ -8,12 +8,16 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <unistd.h>
 
+#include "harness/bench/build_info.h"
+#include "harness/bench/interrupt.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/device_fan_out.h"
 #include "harness/device.h"
 #include "harness/registry.h"
 #include "harness/repro_bundle.h"
@@ -23,6 +27,8 @@
 namespace fb::cli {
 namespace {
 
+/// Options of `fusebench verify`. A new option that changes which cases a fuzz run draws, or how
+/// they are judged, must also be passed on to the shard processes (shard_arguments).
 struct verify_options {
   std::vector<std::string> models;
   int cases = 100;
@@ -38,6 +44,8 @@ struct verify_options {
   std::string params;
   std::string json_out;
   std::string junit_out;
+  std::string shard;    ///< "K/N": only case indices i with i % N == K-1 (harness/shard.h)
+  std::string devices;  ///< "all", "0,1", "cpu,cpu": one shard process per device, merged
   bool cases_given = false, atol_given = false, rtol_given = false, device_given = false;
 };
 
@@ -101,9 +109,21 @@ struct verify_run {
   /// Records one verdict; prints a failure with its repro line and saves a bundle when asked.
   void record(const model_entry& model, const std::string& implementation, const std::string& against, int index,
               const gen::case_recipe& recipe, const judged_case* judged, check_result r, double seconds) {
-    verify_case_record rec{model.id, implementation, index, judged != nullptr ? judged->first.config : recipe.config,
-                           r.result, r.rule, r.message, r.vs_expected.max_abs, r.vs_expected.worst_ratio, seconds,
-                           "", ""};
+    verify_case_record rec{model.id,
+                           implementation,
+                           index,
+                           judged != nullptr ? judged->first.config : recipe.config,
+                           recipe.seed,
+                           std::string(to_string(recipe.inputs)),
+                           recipe.params == ref::param_init::randomized ? "random" : "default",
+                           r.result,
+                           r.rule,
+                           r.message,
+                           r.vs_expected.max_abs,
+                           r.vs_expected.worst_ratio,
+                           seconds,
+                           "",
+                           ""};
     if (r.result != outcome::passed) {
       rec.repro = repro_line(model, recipe, device, checks);
       std::string line = fmt::format("{} {} case {}: {}: {} [rule {}]\n    repro: {}", model.id, implementation, index,
@@ -177,17 +197,20 @@ int has_fused(const std::vector<verify_target>& targets) {
   return n;
 }
 
-/// The fuzz: `cases` recipes per model; fused targets on the recipe, the reference's semantics on it
-/// when the loop oracle can afford it, else on an oracle-sized case drawn for the same index.
+/// The fuzz: `cases` recipes per model (those of the report's shard); fused targets on the recipe,
+/// the reference's semantics on it when the loop oracle can afford it, else on an oracle-sized case
+/// drawn for the same index. Case i is a function of (seed, i) alone, so a shard draws exactly the
+/// cases an unsharded run draws at its indices.
 void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
   const verify_options& opt = run.opt;
+  const shard_spec shard = run.report.shard;
   const fuzz_budget budget = run.device == device_kind::cuda ? fuzz_budget::cuda() : fuzz_budget::cpu();
   const auto start = std::chrono::steady_clock::now();
-  const int total = opt.cases * static_cast<int>(models.size());
+  const int total = static_cast<int>(shard.size_of(opt.cases)) * static_cast<int>(models.size());
   int done = 0;
   for (const model_entry* model : models) {
     const std::vector<verify_target> targets = verify_targets(*model, run.device);
-    for (int i = 0; i < opt.cases; ++i) {
+    for (int i = shard.index - 1; i < opt.cases; i += shard.count) {
       gen::case_recipe recipe = gen::sample_case(*model, budget, opt.seed, i);
       if (!opt.inputs.empty()) recipe.inputs = *input_distribution_from_string(opt.inputs);
       if (!opt.params.empty()) recipe.params = opt.params == "default" ? ref::param_init::pytorch_default
@@ -338,6 +361,143 @@ void validate(const verify_options& opt) {
     throw std::invalid_argument("--case-seed needs --config (it picks the parameters and inputs of one config)");
   if (!opt.tensors.empty() && opt.config.empty())
     throw std::invalid_argument("--tensors needs --config (the config the tensors belong to) and --model");
+  if (!opt.config.empty() && (!opt.shard.empty() || !opt.devices.empty()))
+    throw std::invalid_argument(std::string(opt.shard.empty() ? "--devices" : "--shard") +
+                                " splits a fuzz run's cases; a --config replay is not split");
+  if (!opt.shard.empty()) (void)parse_shard(opt.shard);
+}
+
+/// The arguments of the shard process that runs `shard` of this fuzz run on `device` and writes its
+/// report to `json_path`: every option that decides the cases or their verdicts, nothing else.
+std::vector<std::string> shard_arguments(const verify_options& opt, const std::vector<const model_entry*>& models,
+                                         device_kind device, const check_options& checks, const shard_spec& shard,
+                                         const std::string& json_path) {
+  std::vector<std::string> args{"verify",
+                                "--device",
+                                std::string(to_string(device)),
+                                "--cases",
+                                std::to_string(opt.cases),
+                                "--seed",
+                                std::to_string(opt.seed),
+                                fmt::format("--atol={}", checks.atol),  // shortest text that reads back exactly
+                                fmt::format("--rtol={}", checks.rtol),
+                                "--shard",
+                                to_string(shard),
+                                "--json",
+                                json_path};
+  if (!opt.inputs.empty()) args.insert(args.end(), {"--inputs", opt.inputs});
+  if (!opt.params.empty()) args.insert(args.end(), {"--params", opt.params});
+  if (!opt.save_failures.empty()) args.insert(args.end(), {"--save-failures", opt.save_failures});
+  args.push_back("--model");
+  for (const model_entry* m : models) args.push_back(m->id);
+  return args;
+}
+
+/// The parent's progress line over every shard process, from the "[done/total] ... failures F" lines
+/// they write: live on a terminal, else a line at every tenth of the run.
+class fan_out_progress {
+ public:
+  fan_out_progress(std::size_t processes, int total, bool tty)
+      : m_done(processes, 0), m_failures(processes, 0), m_total(total), m_tty(tty),
+        m_start(std::chrono::steady_clock::now()) {}
+
+  /// Consumes a shard's progress line; false for any other line (forwarded as it is).
+  bool consume(std::size_t process, const std::string& line) {
+    int done = 0, total = 0;
+    if (std::sscanf(line.c_str(), "[%d/%d]", &done, &total) != 2) return false;
+    m_done[process] = done;
+    if (const auto at = line.rfind("failures "); at != std::string::npos)
+      m_failures[process] = std::atoi(line.c_str() + at + 9);
+    int all = 0, failures = 0;
+    for (std::size_t i = 0; i < m_done.size(); ++i) {
+      all += m_done[i];
+      failures += m_failures[i];
+    }
+    const int step = m_total > 0 ? all * 10 / m_total : 10;
+    if (!m_tty && step == m_printed_step) return true;
+    m_printed_step = step;
+    const double elapsed = seconds_since(m_start);
+    fmt::print(stderr, "{}[{}/{}] on {} devices  elapsed {:.0f}s  eta {:.0f}s  failures {}{}", m_tty ? "\r" : "", all,
+               m_total, m_done.size(), elapsed, all > 0 ? elapsed / all * (m_total - all) : 0.0, failures,
+               m_tty ? "" : "\n");
+    m_open = m_tty;
+    return true;
+  }
+  /// Ends a live line before other output.
+  void finish() {
+    if (m_open) fmt::print(stderr, "\n");
+    m_open = false;
+  }
+
+ private:
+  std::vector<int> m_done, m_failures;
+  int m_total;
+  bool m_tty;
+  std::chrono::steady_clock::time_point m_start;
+  int m_printed_step = -1;
+  bool m_open = false;
+};
+
+/// `--devices`: the run's shard split once more, one piece per device (sub_shard), each piece a
+/// `fusebench verify --shard` child process; their reports merged into `run.report`. Returns the exit
+/// status when a child did not finish its piece (its lines were forwarded), else nullopt.
+std::optional<int> run_on_devices(verify_run& run, const std::vector<device_slot>& slots,
+                                  const std::vector<const model_entry*>& models) {
+  const verify_options& opt = run.opt;
+  const std::filesystem::path scratch = make_scratch_folder(std::filesystem::temp_directory_path().string(),
+                                                            "fusebench-verify-");
+  std::vector<shard_process> processes;
+  std::vector<std::string> reports;  // where each process writes its --json
+  int total = 0;
+  for (std::size_t d = 0; d < slots.size(); ++d) {
+    const shard_spec piece = sub_shard(run.report.shard, static_cast<int>(d), static_cast<int>(slots.size()));
+    reports.push_back((scratch / fmt::format("shard-{}-of-{}.json", piece.index, piece.count)).string());
+    processes.push_back({slots[d], piece, shard_arguments(opt, models, run.device, run.checks, piece, reports.back())});
+    total += static_cast<int>(piece.size_of(opt.cases) * static_cast<int64_t>(models.size()));
+  }
+  fmt::print(stderr, "verify: {}{} shard processes ({}): shards {} to {} of {}\n",
+             run.report.shard.whole() ? "" : "shard " + to_string(run.report.shard) + " in ", slots.size(),
+             opt.devices, to_string(processes.front().shard), to_string(processes.back().shard),
+             processes.front().shard.count);
+  fan_out_progress progress(processes.size(), total, run.tty);
+  // A Ctrl-C or SIGTERM is passed on to the children (their own process group does not get it), and
+  // this process cleans up after them, as one verify process killed so would leave nothing behind.
+  const bench::interrupt_guard on_interrupt;
+  const std::vector<shard_exit> exits = run_shard_processes(
+      processes, [&](std::size_t i, const std::string& line) { return progress.consume(i, line); },
+      bench::stop_signal);
+  progress.finish();
+  std::error_code ec;
+  if (const int signal = bench::stop_signal(); signal != 0) {
+    std::filesystem::remove_all(scratch, ec);
+    fmt::print(stderr, "verify: interrupted by {}; the shard processes stopped, nothing was written\n",
+               bench::signal_name(signal));
+    return 128 + signal;  // the shell's convention for "killed by this signal"
+  }
+  int status = exit_ok;
+  for (std::size_t i = 0; i < exits.size(); ++i)
+    if (exits[i].signal != 0 || (exits[i].exit_code != exit_ok && exits[i].exit_code != exit_failure)) {
+      print_error("shard process " + describe_exit(processes[i], exits[i]));
+      status = std::max(status, exits[i].exit_code == exit_usage ? exit_usage : exit_failure);
+    }
+  if (status != exit_ok) {
+    fmt::print(stderr, "verify: the shard processes' reports so far are in {}\n", scratch.string());
+    return status;
+  }
+  std::vector<std::pair<std::string, verify_report>> parts;
+  for (std::size_t i = 0; i < processes.size(); ++i) {
+    const shard_process& p = processes[i];
+    std::ifstream in(reports[i]);
+    if (!in)
+      throw std::runtime_error(fmt::format("{}: the shard process wrote no report at {}", p.slot.label, reports[i]));
+    parts.emplace_back(fmt::format("{} (shard {})", p.slot.label, to_string(p.shard)),
+                       verify_report_from_json(json::parse(in), reports[i]));
+  }
+  merge_rules rules;
+  rules.target = run.report.shard;
+  run.report = merge_verify_reports(parts, rules);
+  std::filesystem::remove_all(scratch, ec);
+  return std::nullopt;
 }
 
 int run_verify(const verify_options& opt) {
@@ -353,6 +513,20 @@ int run_verify(const verify_options& opt) {
     if (!opt.atol_given) checks.atol = given->value("atol", opt.atol);
     if (!opt.rtol_given) checks.rtol = given->value("rtol", opt.rtol);
   }
+  std::optional<std::vector<device_slot>> slots;
+  if (!opt.devices.empty()) {
+    slots = parse_devices(opt.devices, cuda_device_count(), std::getenv("CUDA_VISIBLE_DEVICES"));
+    const device_kind on = slots->front().cpu ? device_kind::cpu : device_kind::cuda;
+    if (opt.device_given && device != on)
+      throw std::invalid_argument(fmt::format("--devices {} runs on {}, but --device says {}", opt.devices,
+                                              to_string(on), opt.device));
+    device = on;
+    for (const device_slot& s : *slots)
+      if (!s.cpu && cuda_device_name(s.gpu) != cuda_device_name(slots->front().gpu))
+        throw std::invalid_argument(fmt::format(
+            "--devices {}: GPU {} is a {} but GPU {} is a {}; one run is of one kind of GPU (run them separately)",
+            opt.devices, slots->front().gpu, cuda_device_name(slots->front().gpu), s.gpu, cuda_device_name(s.gpu)));
+  }
   if (device == device_kind::cuda && !cuda_available())
     throw std::invalid_argument("device = cuda: no CUDA device or a CPU-only libtorch");
   if (!opt.save_failures.empty()) require_writable_folder(opt.save_failures);
@@ -361,11 +535,20 @@ int run_verify(const verify_options& opt) {
 
   verify_run run{opt, device, checks, {}, isatty(fileno(stderr)) != 0};
   run.report.device = device_name(device);
+  run.report.git_commit = bench::describe_build().git_commit;
   run.report.seed = opt.seed;
   run.report.atol = checks.atol;
   run.report.rtol = checks.rtol;
+  run.report.shard = opt.shard.empty() ? shard_spec{} : parse_shard(opt.shard);
+  run.report.scope.mode = bundle ? "bundle" : given ? "config" : "fuzz";
+  run.report.scope.device = std::string(to_string(device));
+  run.report.scope.cases_per_model = opt.cases;
+  run.report.scope.inputs = opt.inputs;
+  run.report.scope.params = opt.params;
 
   if (bundle) {
+    run.report.scope.models = {given->value("model", std::string())};
+    run.report.scope.cases_per_model = 1;
     run_bundle(run, opt.config, *given);
   } else if (given) {
     const std::vector<const model_entry*> models = selected_models(opt, given);
@@ -379,14 +562,24 @@ int run_verify(const verify_options& opt) {
       (void)m->canonicalize(*given);
       require_fits_in_memory(*m, m->canonicalize(*given), device);
     }
+    for (const model_entry* m : models) run.report.scope.models.push_back(m->id);
     fmt::print(stderr, "verify: {} model(s), one config, {} case(s) on {} (atol {}, rtol {})\n", models.size(),
                opt.case_seed || user_tensors ? 1 : opt.cases, run.report.device, checks.atol, checks.rtol);
     for (const model_entry* m : models) run_config(run, *m, *given, user_tensors);
   } else {
     const std::vector<const model_entry*> models = selected_models(opt, given);
-    fmt::print(stderr, "verify: {} model(s) x {} case(s) on {} (seed {}, atol {}, rtol {})\n", models.size(), opt.cases,
-               run.report.device, opt.seed, checks.atol, checks.rtol);
-    run_fuzz(run, models);
+    for (const model_entry* m : models) run.report.scope.models.push_back(m->id);
+    fmt::print(stderr, "verify: {} model(s) x {} case(s){} on {} (seed {}, atol {}, rtol {})\n", models.size(),
+               opt.cases,
+               run.report.shard.whole() ? std::string()
+                                        : fmt::format(", shard {} ({} of them)", to_string(run.report.shard),
+                                                      run.report.shard.size_of(opt.cases)),
+               slots ? opt.devices : run.report.device, opt.seed, checks.atol, checks.rtol);
+    if (slots) {
+      if (const std::optional<int> status = run_on_devices(run, *slots, models)) return *status;
+    } else {
+      run_fuzz(run, models);
+    }
   }
 
   print_verify_table(run.report, std::cout);
@@ -398,12 +591,8 @@ int run_verify(const verify_options& opt) {
     std::ofstream f(opt.junit_out);
     write_junit(run.report, f);
   }
-  const verify_row t = run.report.totals();
-  if (t.judged() == 0) {
-    fmt::print("verify: nothing was judged\n");
-    return exit_failure;
-  }
-  return t.incorrect + t.failed == 0 && t.not_judged == 0 ? exit_ok : exit_failure;
+  std::cout.flush();
+  return print_verdict(run.report, std::cout) == 0 ? exit_ok : exit_failure;
 }
 
 }  // namespace
@@ -433,11 +622,22 @@ void add_verify_command(CLI::App& app, command_action& run) {
                   "Parameters: random or default (PyTorch's init); fuzzing draws both unless this is given");
   cmd->add_option("--json", opt->json_out, "Also write the results as JSON to FILE (per row and per case)");
   cmd->add_option("--junit", opt->junit_out, "Also write a JUnit XML report to FILE (for CI systems)");
+  cmd->add_option("--shard", opt->shard,
+                  "K/N: run only case indices i with i % N == K-1 (K from 1) of each model; N such runs hold "
+                  "every case once, and `fusebench merge` joins their --json files into the unsharded run's");
+  cmd->add_option("--devices", opt->devices,
+                  "all, or GPU positions 0,1,...: one shard process per GPU (CUDA_VISIBLE_DEVICES), run at once "
+                  "and merged; output and exit status as of one process. cpu,cpu,...: that many shard processes "
+                  "on the CPU (to test the fan-out without a GPU)");
   cmd->footer(
       "Verdicts: each fused case is judged against the fp32 libtorch reference (TF32 off) at atol/rtol; where that\n"
       "reference is itself off fp64 by more than the tolerance, against fp64 with the reference's own largest error\n"
       "as the allowance. The reference's semantics are checked in fp64 against an independent loop oracle.\n"
-      "Exit status: 0 every case passed, 1 a case failed or nothing was judged, 2 bad usage.\n"
+      "Shards: case i of a run is a function of (--seed, i) alone, so --shard K/N (K from 1) runs exactly the\n"
+      "unsharded run's cases i with i % N == K-1, and `fusebench merge` joins the N --json files into the\n"
+      "unsharded run's file (the same but for check times). --devices does this on one host, one process per GPU.\n"
+      "Exit status: 0 every case passed (or the shard holds no case), 1 a case failed or nothing was judged,\n"
+      "2 bad usage, 130/143 --devices interrupted by SIGINT/SIGTERM.\n"
       "\n"
       "Examples:\n"
       "  fusebench verify --device cpu --cases 100\n"
@@ -447,7 +647,10 @@ void add_verify_command(CLI::App& app, command_action& run) {
       " --case-seed 42\n"
       "  fusebench verify --model convt2d_mul_gap --device cpu --cases 5 --atol 0 --rtol 0 --save-failures failures\n"
       "  fusebench verify --config failures/convt2d_mul_gap_fused_host_<seed>/config.json\n"
-      "  fusebench verify --model convt2d_mul_gap --config my_config.json --tensors my_tensors.pt");
+      "  fusebench verify --model convt2d_mul_gap --config my_config.json --tensors my_tensors.pt\n"
+      "  fusebench verify --device cuda --cases 1000 --devices all --json verify.json\n"
+      "  fusebench verify --device cuda --cases 1000 --seed 7 --shard 2/4 --json shard2.json"
+      "   (then: fusebench merge shard*.json --out verify.json)");
   cmd->callback([opt, &run, cases, device, atol, rtol] {
     opt->cases_given = cases->count() > 0;
     opt->device_given = device->count() > 0;

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "harness/results/detail/atomic_file.h"
+#include "harness/shard.h"
 #include "harness/stats/summary.h"
 
 namespace fb {
@@ -39,7 +40,9 @@ json to_json(const run_environment& env) {
               {"sweep", env.sweep},
               {"seed", env.seed},
               {"atol", number_or_null(env.atol)},
-              {"rtol", number_or_null(env.rtol)}};
+              {"rtol", number_or_null(env.rtol)},
+              {"shard", env.shard},
+              {"plan_digest", env.plan_digest}};
 }
 
 json to_json(const timing_stats& s) {
@@ -187,6 +190,16 @@ run_environment environment_from_json(const field_reader& r, const json& j, cons
     env.atol = r.get_number(j, p, "atol");
     env.rtol = r.get_number(j, p, "rtol");
   }
+  // Optional: files written before sharding existed hold the whole plan.
+  if (j.contains("shard")) {
+    env.shard = r.get_string(j, p, "shard");
+    try {
+      (void)parse_shard(env.shard, "field environment.shard");
+    } catch (const std::invalid_argument& e) {
+      r.fail(e.what());
+    }
+  }
+  if (j.contains("plan_digest")) env.plan_digest = r.get_string(j, p, "plan_digest");
   return env;
 }
 

@@ -20,7 +20,9 @@ namespace fb {
 inline constexpr std::string_view results_schema_name = "fusebench-results";
 /// Version this build writes; bump it when a field changes meaning. Version 2 added the run status
 /// (complete, incomplete_reason, planned_cases), the verification tolerances (environment.atol,
-/// environment.rtol) and per case decided_by and tolerance_ratio.
+/// environment.rtol) and per case decided_by and tolerance_ratio. environment.shard and
+/// environment.plan_digest came later within version 2: they add meaning, change none, and read as
+/// "1/1" and "" where absent.
 inline constexpr int results_schema_version = 2;
 /// Oldest version this build reads. Version 1 files have no run status and are read as complete runs
 /// (they were only ever committed from runs that finished), with decided_by and tolerance_ratio unknown.
@@ -45,6 +47,11 @@ struct run_environment {
   std::uint64_t seed = 0;           ///< seed of inputs and parameters
   double atol = std::numeric_limits<double>::quiet_NaN();  ///< absolute tolerance of the verification; NaN: unknown
   double rtol = std::numeric_limits<double>::quiet_NaN();  ///< relative tolerance of the verification; NaN: unknown
+  /// The part of the plan this file holds, "K/N" (bench --shard; harness/shard.h); "1/1": all of it.
+  std::string shard = "1/1";
+  /// Fingerprint of the whole plan (every config and label, before sharding): the shards of one run
+  /// share it, so merge can tell them from parts of other sweeps or configs. "" when not recorded.
+  std::string plan_digest;
 };
 
 /// Whether a run finished. `bench` writes the file after every case with complete = false and sets it
