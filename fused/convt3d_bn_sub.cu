@@ -19,21 +19,27 @@
 // (bn::combine_sample_moments, fp64).
 //
 // The convolution (fused/common/convt3d_tile.cuh): phase (sub-pixel) decomposition; a block tile is
-// 2 x 8 x 32 bases (d, h, w) x 32 output channels over all s^3 phases; every warp works on one
+// 2 x 8 x 32 bases (d, h, w) x 16 output channels over all s^3 phases; every warp works on one
 // phase at a time, its lanes on 32 consecutive w bases (uniform tap loop, broadcast weights,
-// conflict-free x reads), a thread on 4 h bases x 16 channels in 64 fp32 registers. The x tile
-// (with halo, zero-filled outside the input) is staged once per block when all input channels fit
-// (at the default 16 channels: 57 KB), a phase's weights per phase (pre-arranged per phase in the
-// workspace: one float4 copy). For J0 = ceil(k/s) <= 2 (the default) the layout is compile-time
-// and each phase's taps are unrolled (8 variants): per tap, 4 x loads and 4 float4 weight loads
-// for 64 FMAs, every offset an immediate. fp32 FMAs, no TF32, no tensor cores.
+// conflict-free x reads), a thread on 4 h bases x 8 channels: 32 fp32 accumulators and 32 for the
+// partial sum of the current channel group (two-level accumulation: each output's products are
+// summed in groups of at most group_products, then the groups added; its rounding is never above
+// that of libtorch's GEMM-then-taps order, where one accumulator for all C_in x taps products was
+// up to 5x worse). The x tile (with halo, zero-filled outside the input) is staged once per block
+// when all input channels fit (at the default 16 channels: 57 KB), a phase's weights per phase
+// (pre-arranged per phase in the workspace: one float4 copy). For J0 = ceil(k/s) <= 2 (the
+// default) the layout is compile-time and each phase's taps are unrolled (8 variants): per tap,
+// 4 x loads and 2 float4 weight loads for 32 FMAs, every offset an immediate; a group's first
+// products start from 0 (no zeroing) and its end costs 32 FADDs. fp32 FMAs, no TF32, no tensor
+// cores.
 //
 // Threads whose phase has no output (tile edges, padded channels) skip the tap loop.
 // Resources (nvcc 13, sm_90, -Xptxas -v): the default path's kernels (J0 = 2, one channel chunk)
-// use 128 (statistics) and 127 (writing) registers with no spills, 108,608 and 73,792 bytes of
-// dynamic shared memory: two blocks per SM. The chunked instantiations (C_in beyond what fits,
-// e.g. > 16 at k=3, s=2) keep the accumulators live through staging and spill 8-96 bytes of
-// outer-loop state.
+// use 128 registers (statistics and writing) with no spills, 83,840 and 65,408 bytes of dynamic
+// shared memory: two blocks per SM (the register limit of __launch_bounds__(256, 2); at 80
+// registers, for three, they spill kilobytes). The chunked instantiations (C_in beyond what fits,
+// e.g. > 23 at k=3, s=2) keep both register tiles live through staging and spill 12-124 bytes;
+// the generic ones (J0 > 2) none.
 //
 // Determinism: no atomics at all. Every partial has one owner (thread slot, block slice, tile,
 // channel) and every reduction a fixed order that does not depend on the grid or the SM count;
@@ -61,7 +67,7 @@ using detail::plan;
 /// The GPU executor of a block program: this thread runs its share, barriers are __syncthreads.
 struct device_exec {
   struct state {
-    tile::acc_tile acc;
+    tile::acc_tile acc, part;
   };
   state st;
   template <class F>

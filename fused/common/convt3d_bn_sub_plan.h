@@ -35,8 +35,9 @@ using tile::k_co_thread;
 using tile::k_threads;
 
 /// Channel stride of the statistics pass's per-thread slots [fp64]: k_threads + 1, so that the
-/// final reduction, whose lanes read 16 channels at once, hits 16 different bank pairs instead of
-/// one bank 32 times (the slots of one channel are 2 KB apart otherwise).
+/// final reduction, whose half-warps read 8 channels of two warp columns at once, hits 8 different
+/// bank pairs (2-way conflicts) instead of one bank 16 times (the slots of one channel are 2 KB
+/// apart otherwise).
 constexpr int k_m2_stride = k_threads + 1;
 /// Shared memory of the statistics pass's own region: per-thread fp64 partials [k_co_thread][k_m2_stride],
 /// the block's slice sums [k_threads / k_co_block][k_co_block] (fp64), and the block channels' means
@@ -198,7 +199,7 @@ FB_HOST_DEVICE void split_mean(double ybar, float& hi, float& lo) {
 
 /// Pass 1's policy: per thread and channel, the fp32 sum over its k_rows outputs of one phase of
 /// (y - ybar)^2 is added to an fp64 slot (the thread's own: no barrier); at the end the block sums
-/// its 128 slots per channel in 8 fixed slices, then the slices in order, into m2_part[b, tile, co].
+/// its 128 slots per channel in 16 fixed slices, then the slices in order, into m2_part[b, tile, co].
 /// Its shared memory (region): m2s [k_co_thread][k_m2_stride] fp64, red [k_threads] fp64, then the
 /// block channels' means as hi [k_co_block] and lo [k_co_block] fp32.
 struct stats_policy {
@@ -246,9 +247,9 @@ struct stats_policy {
 
   template <class Exec>
   FB_HOST_DEVICE void finish(Exec& ex, const tile::block_pos& bp, float* region) const {
-    constexpr int kSlices = k_threads / k_co_block;           // 8
+    constexpr int kSlices = k_threads / k_co_block;           // 16
     constexpr int kPerChannel = k_threads / tile::k_warps_c;  // 128 thread slots hold one channel
-    constexpr int kPerSlice = kPerChannel / kSlices;          // 16
+    constexpr int kPerSlice = kPerChannel / kSlices;          // 8
     ex.sync();
     ex.threads([&](int tid, typename Exec::state&) {
       const int cb = tid % k_co_block, slice = tid / k_co_block;
