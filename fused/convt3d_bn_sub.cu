@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(tile::k_threads) prep_kernel(const __grid_cons
 __global__ void __launch_bounds__(tile::k_threads) means_kernel(const __grid_constant__ plan pl,
                                                                 const __grid_constant__ args a) {
   const int64_t item = static_cast<int64_t>(blockIdx.x) * tile::k_threads + threadIdx.x;
-  if (item < pl.g.batch * pl.g.c_out) detail::mean_item(pl, a, item);
+  if (item < detail::means_items(pl)) detail::means_launch_item(pl, a, item);
 }
 
 __global__ void __launch_bounds__(tile::k_threads) finalize_kernel(const __grid_constant__ plan pl,
@@ -169,7 +169,7 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   const auto s = static_cast<cudaStream_t>(stream);
   prep_kernel<<<static_cast<unsigned>(detail::prep_blocks(pl)), tile::k_threads, 0, s>>>(pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
-  const int64_t items = pl.g.batch * pl.g.c_out;
+  const int64_t items = detail::means_items(pl);
   means_kernel<<<static_cast<unsigned>((items + tile::k_threads - 1) / tile::k_threads), tile::k_threads, 0, s>>>(
       pl, a);
   FB_CUDA_CHECK(cudaGetLastError());

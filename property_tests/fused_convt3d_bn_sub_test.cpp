@@ -223,7 +223,8 @@ RC_GTEST_PROP(FusedConvt3dTile, GroupsAreNoLongerThanTheLongestAndNeverWorseThan
   }
 }
 
-// stage_x writes exactly the block's input tile (zero outside the input), for every chunk.
+// stage_x writes exactly the block's input tile (zero outside the input), for every chunk, minus
+// the channel's centre when there are centres.
 RC_GTEST_PROP(FusedConvt3dTile, StageXCopiesTheTile, ()) {
   const small_problem sp = draw_tiling_problem();
   const bool generic = *rc::gen::arbitrary<bool>();
@@ -238,12 +239,16 @@ RC_GTEST_PROP(FusedConvt3dTile, StageXCopiesTheTile, ()) {
   const tile::block_pos bp = tile::block_of(g, block);
   std::vector<float> xs(static_cast<std::size_t>(g.ci_chunk * g.x_ci), std::numeric_limits<float>::quiet_NaN());
   const int group = *rc::gen::element(1, 4);
+  std::vector<float> centres(static_cast<std::size_t>(sp.batch * sp.c_in));
+  for (std::size_t e = 0; e < centres.size(); ++e) centres[e] = 0.5f * static_cast<float>(e) + 3.0f;  // exact x - c
+  const bool centred = *rc::gen::arbitrary<bool>();
+  const float* cp = centred ? centres.data() : nullptr;
   for (int tid = 0; tid < tile::k_threads; ++tid) {
-    if (g.variant == 2 && group == 4) tile::stage_x<2, 4>(g, bp, cc, tid, x.data(), xs.data());
-    else if (g.variant == 2) tile::stage_x<2, 1>(g, bp, cc, tid, x.data(), xs.data());
-    else if (g.variant == 1) tile::stage_x<1, 4>(g, bp, cc, tid, x.data(), xs.data());
-    else if (group == 4) tile::stage_x<0, 4>(g, bp, cc, tid, x.data(), xs.data());
-    else tile::stage_x<0, 1>(g, bp, cc, tid, x.data(), xs.data());
+    if (g.variant == 2 && group == 4) tile::stage_x<2, 4>(g, bp, cc, tid, x.data(), cp, xs.data());
+    else if (g.variant == 2) tile::stage_x<2, 1>(g, bp, cc, tid, x.data(), cp, xs.data());
+    else if (g.variant == 1) tile::stage_x<1, 4>(g, bp, cc, tid, x.data(), cp, xs.data());
+    else if (group == 4) tile::stage_x<0, 4>(g, bp, cc, tid, x.data(), cp, xs.data());
+    else tile::stage_x<0, 1>(g, bp, cc, tid, x.data(), cp, xs.data());
   }
   const int64_t n_ci = std::min(g.ci_chunk, sp.c_in - cc * g.ci_chunk);
   for (int64_t ci = 0; ci < g.ci_chunk; ++ci)
@@ -259,8 +264,9 @@ RC_GTEST_PROP(FusedConvt3dTile, StageXCopiesTheTile, ()) {
                         iw = bp.q0[2] - (g.j0 - 1) + xw;
           const bool inside = id >= 0 && id < D && ih >= 0 && ih < H && iw >= 0 && iw < W;
           const int64_t cg = cc * g.ci_chunk + ci;
+          const float c = centred ? centres[static_cast<std::size_t>(bp.b * sp.c_in + cg)] : 0.0f;
           const float want =
-              inside ? x[static_cast<std::size_t>((((bp.b * sp.c_in + cg) * D + id) * H + ih) * W + iw)] : 0.0f;
+              inside ? x[static_cast<std::size_t>((((bp.b * sp.c_in + cg) * D + id) * H + ih) * W + iw)] - c : 0.0f;
           RC_ASSERT(got == want);
         }
 }
@@ -673,7 +679,7 @@ TEST(FusedConvT3dBnSub, RejectsInvalidProblemsNamingTheField) {
 
 TEST(FusedConvT3dBnSub, WorkspaceAtDefault) {
   // The figure quoted in fused/convt3d_bn_sub.h.
-  EXPECT_EQ(bs::workspace_bytes(default_problem()), 3690752u + 256u);
+  EXPECT_EQ(bs::workspace_bytes(default_problem()), 4203776u + 256u);
   const bs::detail::plan pl = bs::detail::make_plan(default_problem());
   EXPECT_EQ(pl.g.variant, 2);         // k=3, s=2: two taps at most per dimension, unrolled
   EXPECT_EQ(pl.g.n_ci_chunks, 1);     // all 16 input channels staged once per block

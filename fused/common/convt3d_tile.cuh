@@ -157,6 +157,7 @@ struct phase_pos {
   int taps;        ///< jd * jh * jw
   int group;       ///< input channels per partial sum; 0: partial sums of `slabs` d-slabs (group_of)
   int slabs;       ///< d-slabs (jh * jw taps each) per partial sum when group is 0
+  int index;       ///< the phase ph
 };
 
 /// The partial sums of a phase (two-level accumulation: every output sums its products in partial
@@ -189,6 +190,7 @@ FB_HOST_DEVICE phase_pos phase_of(const geometry& g, int64_t ph) {
   pp.r[0] = phase / (s * s);
   pp.r[1] = (phase / s) % s;
   pp.r[2] = phase % s;
+  pp.index = phase;
   pp.jd = static_cast<int>(g.dim[0].taps(pp.r[0]));
   pp.jh = static_cast<int>(g.dim[1].taps(pp.r[1]));
   pp.jw = static_cast<int>(g.dim[2].taps(pp.r[2]));
@@ -249,13 +251,24 @@ FB_HOST_DEVICE float load_ro(const float* p) {
 #endif
 }
 
+FB_HOST_DEVICE double load_ro_d(const double* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
 /// Stages input channels [cc*ci_chunk, ...) of the block's x tile into xs, zeros outside the input.
+/// centre (may be null): per (b, ci) fp32 values [b * c_in + ci] subtracted from x inside the input
+/// (x - c, one rounding); outside the input the tile stays 0.
 /// Thread tid: warps take rows (ci, xd, xh) in turn, lanes the first 32 columns (coalesced); the
 /// J0 - 1 remaining columns of every row are spread over all threads. Loads are issued in groups of
 /// kGroup rows before their stores, so a thread has kGroup global loads in flight (1 where the
 /// accumulators are live during staging, to leave them their registers).
 template <int kJ0, int kGroup>
-FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, int tid, const float* x, float* xs) {
+FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, int tid, const float* x,
+                            const float* centre, float* xs) {
   const x_layout<kJ0> xl(g);
   const int64_t ci0 = cc * g.ci_chunk;
   const int n_ci = static_cast<int>(min_i64(g.ci_chunk, g.c_in - ci0));
@@ -265,6 +278,9 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
   const int D = static_cast<int>(g.dim[0].n_in), H = static_cast<int>(g.dim[1].n_in), W = static_cast<int>(g.dim[2].n_in);
   const int id0 = bp.q0[0] - (xl.j0 - 1), ih0 = bp.q0[1] - (xl.j0 - 1), iw0 = bp.q0[2] - (xl.j0 - 1);
   const float* xb = x + (static_cast<int64_t>(bp.b) * g.c_in + ci0) * D * H * W;
+  const float* cb = centre != nullptr ? centre + static_cast<int64_t>(bp.b) * g.c_in + ci0 : nullptr;
+  // The centre of row `row`'s channel (0 without centring).
+  auto row_centre = [&](int row) -> float { return cb != nullptr ? load_ro(cb + row / (xl.xd * xl.xh)) : 0.0f; };
   // Row `row` of the tile: its input row pointer, or null when the row lies outside the input.
   auto row_src = [&](int row) -> const float* {
     const int ci = row / (xl.xd * xl.xh);
@@ -284,7 +300,7 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
     for (int u = 0; u < kGroup; ++u) {
       const int row = row0 + u * k_warps;
       const float* src = row < n_rows ? row_src(row) : nullptr;
-      v[u] = (src != nullptr && lane_in) ? load_ro(src + iw) : 0.0f;
+      v[u] = (src != nullptr && lane_in) ? load_ro(src + iw) - row_centre(row) : 0.0f;
     }
     FB_UNROLL
     for (int u = 0; u < kGroup; ++u) {
@@ -302,7 +318,7 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
       const int col = kLanes + (e - row * div);
       const float* src = row_src(row);
       const int iwc = iw0 + col;
-      xs[row * xl.xw + col] = (src != nullptr && iwc >= 0 && iwc < W) ? load_ro(src + iwc) : 0.0f;
+      xs[row * xl.xw + col] = (src != nullptr && iwc >= 0 && iwc < W) ? load_ro(src + iwc) - row_centre(row) : 0.0f;
     }
   }
 }
@@ -518,6 +534,7 @@ FB_HOST_DEVICE void accumulate(const geometry& g, const phase_pos& pp, int64_t c
 struct thread_outputs {
   bool active;           ///< the d and w outputs exist (else nothing of this thread counts)
   int od, ow;            ///< output d and w
+  int qd, qh0, qw;       ///< their bases (row r: qh0 + r)
   int oh[k_rows];        ///< output h of each row
   bool row_ok[k_rows];   ///< that output h exists
   int co0;               ///< channel of accumulator column 0 (c_out <= 2^20)
@@ -529,12 +546,15 @@ FB_HOST_DEVICE thread_outputs outputs_of(const geometry& g, const block_pos& bp,
   thread_outputs o;
   const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
   // output_of / has_output of phase_dim, in 32-bit (every coordinate is below 2^22).
-  o.od = (bp.q0[0] + t.wd) * s + pp.r[0] - p;
-  o.ow = (bp.q0[2] + t.lane) * s + pp.r[2] - p;
+  o.qd = bp.q0[0] + t.wd;
+  o.qh0 = bp.q0[1] + t.wh * k_rows;
+  o.qw = bp.q0[2] + t.lane;
+  o.od = o.qd * s + pp.r[0] - p;
+  o.ow = o.qw * s + pp.r[2] - p;
   o.active = o.od >= 0 && o.od < g.dim[0].n_out && o.ow >= 0 && o.ow < g.dim[2].n_out;
   FB_UNROLL
   for (int r = 0; r < k_rows; ++r) {
-    o.oh[r] = (bp.q0[1] + t.wh * k_rows + r) * s + pp.r[1] - p;
+    o.oh[r] = (o.qh0 + r) * s + pp.r[1] - p;
     o.row_ok[r] = o.oh[r] >= 0 && o.oh[r] < g.dim[1].n_out;
   }
   o.co0 = bp.cob * k_co_block + t.wc * k_co_thread;
@@ -553,6 +573,15 @@ FB_HOST_DEVICE bool has_outputs(const geometry& g, const block_pos& bp, const ph
   const int oh_last = oh_first + (k_rows - 1) * s;
   return od >= 0 && od < g.dim[0].n_out && ow >= 0 && ow < g.dim[2].n_out && oh_last >= 0 &&
          oh_first < g.dim[1].n_out && bp.cob * k_co_block + t.wc * k_co_thread < g.c_out;
+}
+
+/// The taps j in [lo, hi) of a phase with J taps along one dimension that read inside the input
+/// at base q (input index q - j in [0, n_in)); all of them (lo = 0, hi = J) away from the borders.
+FB_HOST_DEVICE void valid_taps(const phase_dim& d, int q, int J, int& lo, int& hi) {
+  const int n_in = static_cast<int>(d.n_in);
+  lo = q - n_in + 1 > 0 ? q - n_in + 1 : 0;
+  hi = q + 1 < J ? q + 1 : J;
+  if (hi < lo) hi = lo;
 }
 
 /// Products per partial sum of the two-level accumulation (group_of), chosen for the phase with
@@ -668,27 +697,31 @@ FB_HOST_DEVICE void arrange_weights_block(Exec& ex, const geometry& g, const flo
 /// the accumulators to the policy. Two instantiations rather than a run-time test, so that the
 /// one-chunk path (the default) never keeps accumulators live across a staging step: its register
 /// allocation is the tap loop's alone.
-/// Policy: prologue(ex, bp, region) before the first barrier; epilogue(tid, state, bp, outputs,
-/// region) after each phase; finish(ex, bp, region) at the end (it may use ex.sync()). region: the
-/// policy's shared memory, after the conv regions. A policy holds no per-block state of its own:
-/// what it needs comes with the calls (fewer registers live across the tap loops).
+/// Policy: prologue(ex, bp, region) before the first barrier; phase_begin(tid, bp, pp, region)
+/// with the first staging of each phase (before its barrier: per-phase tables for the epilogue,
+/// double-buffered by the caller's choice since the previous phase's epilogue may still read);
+/// epilogue(tid, state, bp, pp, outputs, region) after each phase; finish(ex, bp, region) at the
+/// end (it may use ex.sync()). region: the policy's shared memory, after the conv regions. A policy
+/// holds no per-block state of its own: what it needs comes with the calls (fewer registers live
+/// across the tap loops). centre: as for stage_x (null: x as it is).
 template <int kJ0, bool kChunked, class Exec, class Policy>
-FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x, const float* wt, int64_t block,
-                                    float* smem, const Policy& policy) {
+FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x, const float* centre, const float* wt,
+                                    int64_t block, float* smem, const Policy& policy) {
   const block_pos bp = block_of(g, block);
   float* xs = smem;
   float* ws = smem + g.smem_w_offset;
   float* region = smem + g.smem_conv_floats;
   policy.prologue(ex, bp, region);
-  if (!kChunked) ex.threads([&](int tid, typename Exec::state&) { stage_x<kJ0, 4>(g, bp, 0, tid, x, xs); });
+  if (!kChunked) ex.threads([&](int tid, typename Exec::state&) { stage_x<kJ0, 4>(g, bp, 0, tid, x, centre, xs); });
   int64_t phase_offset = 0;
   for (int ph = 0; ph < static_cast<int>(g.n_phases); ++ph) {
     const phase_pos pp = phase_of(g, ph);
     const int64_t n_chunks = kChunked ? g.n_ci_chunks : 1;
     for (int64_t cc = 0; cc < n_chunks; ++cc) {
       ex.threads([&](int tid, typename Exec::state&) {
-        if (kChunked) stage_x<kJ0, 1>(g, bp, cc, tid, x, xs);
+        if (kChunked) stage_x<kJ0, 1>(g, bp, cc, tid, x, centre, xs);
         if (pp.taps > 0) stage_w(g, bp, pp, phase_offset, cc, tid, wt, ws);
+        if (cc == 0) policy.phase_begin(tid, bp, pp, region);
       });
       ex.sync();
       // A thread whose phase has no output (past the output's edge, or only padded channels) skips
@@ -704,7 +737,7 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
       ex.sync();  // the next stage overwrites the weights (and x when chunked)
     }
     ex.threads([&](int tid, typename Exec::state& st) {
-      policy.epilogue(tid, st, bp, outputs_of(g, bp, pp, thread_of(tid)), region);
+      policy.epilogue(tid, st, bp, pp, outputs_of(g, bp, pp, thread_of(tid)), region);
     });
     phase_offset += pp.taps * g.c_in * k_co_block;
   }
