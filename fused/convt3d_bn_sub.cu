@@ -85,8 +85,13 @@ __global__ void __launch_bounds__(tile::k_threads) prep_kernel(const __grid_cons
 
 __global__ void __launch_bounds__(tile::k_threads) means_kernel(const __grid_constant__ plan pl,
                                                                 const __grid_constant__ args a) {
-  const int64_t item = static_cast<int64_t>(blockIdx.x) * tile::k_threads + threadIdx.x;
-  if (item < pl.g.batch * pl.g.c_out) detail::mean_item(pl, a, item);
+  // One warp per (b, co); lane sums reduced in the fixed tree mean_from_lanes uses on the host.
+  const int64_t item = (static_cast<int64_t>(blockIdx.x) * tile::k_threads + threadIdx.x) / detail::k_mean_lanes;
+  if (item >= pl.g.batch * pl.g.c_out) return;
+  const int lane = static_cast<int>(threadIdx.x) % detail::k_mean_lanes;
+  double v = detail::mean_lane_sum(pl, a, item, lane);
+  for (int off = detail::k_mean_lanes / 2; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);
+  if (lane == 0) a.ws[pl.off_ybar + item] = v / static_cast<double>(pl.spatial);
 }
 
 __global__ void __launch_bounds__(tile::k_threads) finalize_kernel(const __grid_constant__ plan pl,
@@ -164,7 +169,8 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   prep_kernel<<<static_cast<unsigned>(detail::prep_blocks(pl)), tile::k_threads, 0, s>>>(pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
   const int64_t items = pl.g.batch * pl.g.c_out;
-  means_kernel<<<static_cast<unsigned>((items + tile::k_threads - 1) / tile::k_threads), tile::k_threads, 0, s>>>(
+  means_kernel<<<static_cast<unsigned>((items * detail::k_mean_lanes + tile::k_threads - 1) / tile::k_threads),
+                 tile::k_threads, 0, s>>>(
       pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
   if (pl.training) launch_pass<true>(pl, a, s);

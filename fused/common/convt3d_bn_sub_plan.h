@@ -7,7 +7,7 @@
 /// Launch sequence (one stream):
 ///   1. prep      blocks [0, B*C_in): tap-box sums R[b, ci, tap] (tap_box_sums.cuh);
 ///                blocks after: the weights arranged per (channel block, phase) (convt3d_tile.cuh).
-///   2. means     thread (b, co): ybar[b, co] = sum_ci sum_tap W R / (D'H'W'), fp64, no bias.
+///   2. means     warp (b, co): ybar[b, co] = sum_ci sum_tap W R / (D'H'W'), fp64, no bias.
 ///   3. pass 1    (training) the convolution, tile by tile; per tile and channel the centred sum
 ///                sum (y - ybar)^2 over its outputs -> m2_part[b, tile, co]. Nothing of output size.
 ///   4. finalize  block c: m2[b, c] = sum over tiles (fixed order); batch mean and biased variance
@@ -174,18 +174,31 @@ FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t 
   ex.threads([&](int tid, typename Exec::state&) { box_sums::step_d(g.dim[0], sb, r, tid, k_threads); });
 }
 
-/// ybar[b, co] for item = b * C_out + co: sum over ci, then taps in W's order, of W * R (fp64 FMA),
-/// over D'H'W'. Without the conv bias (it cancels in the output; finalize adds it for running_mean).
-FB_HOST_DEVICE void mean_item(const plan& pl, const args& a, int64_t item) {
+/// Lanes that share one mean: each sums every 32nd (ci, tap) product of the item, then a fixed tree.
+constexpr int k_mean_lanes = 32;
+
+/// Lane `lane`'s share of ybar[b, co] for item = b * C_out + co: the fp64 FMA sum of W * R over the
+/// flat (ci, tap) indices lane, lane + 32, ... (W in its own [ci][co][tap] order). A warp per item:
+/// a thread per item left 512 items at the default on 2 blocks, 91 us of serial fp64 FMAs (measured).
+FB_HOST_DEVICE double mean_lane_sum(const plan& pl, const args& a, int64_t item, int lane) {
   const tile::geometry& g = pl.g;
   const int64_t b = item / g.c_out, co = item % g.c_out;
   const double* r = a.ws + pl.off_box_r + b * g.c_in * pl.k3;
   double acc = 0.0;
-  for (int64_t ci = 0; ci < g.c_in; ++ci) {
-    const float* w = a.weight + (ci * g.c_out + co) * pl.k3;
-    for (int64_t t = 0; t < pl.k3; ++t) acc = fma(static_cast<double>(tile::load_ro(w + t)), r[ci * pl.k3 + t], acc);
+  for (int64_t j = lane; j < g.c_in * pl.k3; j += k_mean_lanes) {
+    const int64_t ci = j / pl.k3, t = j - ci * pl.k3;
+    acc = fma(static_cast<double>(tile::load_ro(a.weight + (ci * g.c_out + co) * pl.k3 + t)), r[j], acc);
   }
-  a.ws[pl.off_ybar + item] = acc / static_cast<double>(pl.spatial);
+  return acc;
+}
+
+/// ybar[b, co] from the 32 lane sums, added in the fixed tree the device's shuffles use (offsets 16,
+/// 8, 4, 2, 1 into lane 0), over D'H'W'. Without the conv bias (it cancels in the output; finalize
+/// adds it for running_mean).
+FB_HOST_DEVICE double mean_from_lanes(const plan& pl, double (&lanes)[k_mean_lanes]) {
+  for (int off = k_mean_lanes / 2; off > 0; off /= 2)
+    for (int l = 0; l < off; ++l) lanes[l] += lanes[l + off];
+  return lanes[0] / static_cast<double>(pl.spatial);
 }
 
 /// ybar as an unevaluated fp32 sum hi + lo (|lo| <= ulp(hi)/2): y - hi is exact or rounded
@@ -304,6 +317,12 @@ struct write_policy {
     const int64_t plane = g.dim[0].n_out * hw;
     float* base = a.out + (static_cast<int64_t>(bp.b) * g.c_out + o.co0) * plane + o.od * hw + o.ow;
     const int cbase = o.co0 - bp.cob * k_co_block;
+    // A warp's lanes write every s-th float of a row, so each 32-byte sector is written in parts by
+    // the row's w phases, which follow one another in the phase loop (r_w innermost). Measured on an
+    // H100 (ncu, default config): pass 2 moved ~3x the output's bytes through DRAM and took 488 us
+    // against pass 1's 240; storing all but the last w phase with L2 evict_last brought it to 429 us
+    // (DRAM still ~2.5x: partial sectors are still filled from DRAM). Full-sector stores are the fix.
+    const bool keep_in_l2 = (o.ow + g.dim[2].p) % g.dim[2].s != g.dim[2].s - 1;
     FB_UNROLL
     for (int c = 0; c < k_co_thread; ++c) {
       if (c >= o.n_co) break;
@@ -311,7 +330,7 @@ struct write_policy {
       float* pc = base + c * plane;
       FB_UNROLL
       for (int r = 0; r < tile::k_rows; ++r)
-        if (o.row_ok[r]) pc[o.oh[r] * w_out] = tile::fma32(st.acc.v[r][c] - h, s, n);
+        if (o.row_ok[r]) tile::store_out(pc + o.oh[r] * w_out, tile::fma32(st.acc.v[r][c] - h, s, n), keep_in_l2);
     }
   }
 
