@@ -44,6 +44,9 @@ struct check_options {
   double rtol = 1e-5;
   bool check_determinism = true;
   bool check_fresh_call = true;
+  /// false: every case is judged against the fp32 reference alone, never by the fp64 rule (verify
+  /// --strict-fp32: with atol = rtol = 0 it asks for bitwise agreement with libtorch's fp32 result).
+  bool fp64_rule = true;
 };
 
 /// What a candidate is judged against on one call: the libtorch reference in fp32 (TF32 off, libtorch's
@@ -92,8 +95,9 @@ struct value_judgement {
   error_stats stats;            ///< against ref32 (fp32_reference) or ref64 with the allowance
   double reference_error = 0;   ///< max |ref32 - ref64|: the allowance under fp64_allowance
 };
+/// With fp64_rule false the fp32 reference is the expectation whatever its accuracy.
 [[nodiscard]] value_judgement judge_values(const at::Tensor& got, const at::Tensor& ref32, const at::Tensor& ref64,
-                                           double atol, double rtol);
+                                           double atol, double rtol, bool fp64_rule = true);
 
 /// A 64-bit FNV-1a checksum of a tensor's bytes (any device).
 [[nodiscard]] uint64_t checksum(const at::Tensor& t);
