@@ -45,6 +45,9 @@ constexpr int k_units = 8;      ///< gemm: frequency units per block, one per wa
 constexpr int k_lanes = 32;     ///< gemm: output channels per block, one per lane
 constexpr int k_jmax = 8;       ///< x: fw columns of the w-stage register tile (chunks hold <= 8)
 constexpr int k_jt = 4;         ///< x: fw columns per thread item of the h- and d-stages
+constexpr int k_fh = 3;         ///< x: fh pairs per h-stage item (register tile k_jt x k_fh)
+constexpr int k_fd = 4;         ///< x: fd pairs per d-stage item (register tile k_jt x k_fd)
+static_assert(k_jt == 4 && k_fd == 4, "x_d_stage and load_jt spell out 4 columns and 4 pairs");
 constexpr int k_slices = 8;     ///< reduce: warps, each summing 4 interleaved slices of the groups
 constexpr int k_max_tb = 16;    ///< gemm: largest batch tile (accumulators: 2 rows x tb complex)
 
@@ -118,6 +121,33 @@ FB_HOST_DEVICE cplx ld_ro(const cplx* p) {
 #endif
 }
 
+/// dst = (ok ? *src : 0) for an 8-byte value, global -> shared. On the device an asynchronous copy
+/// (cp.async, zero-filled when !ok: src is then not read), completed by copy_wait() in the same
+/// thread before the next barrier; on the host a plain copy. No registers hold the value, so a
+/// thread can have all of its copies in flight at once.
+FB_HOST_DEVICE void copy8_async(cplx* dst, const cplx* src, bool ok) {
+#if defined(__CUDA_ARCH__)
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 8 : 0) : "memory");
+#else
+  *dst = ok ? *src : cplx{0.0f, 0.0f};
+#endif
+}
+/// dst = *src for a 4-byte value, global -> shared, likewise asynchronous on the device.
+FB_HOST_DEVICE void copy4_async(float* dst, const float* src) {
+#if defined(__CUDA_ARCH__)
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
+#else
+  *dst = *src;
+#endif
+}
+FB_HOST_DEVICE void copy_wait() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
 FB_HOST_DEVICE std::size_t align16(std::size_t n) { return (n + 15) & ~static_cast<std::size_t>(15); }
 FB_HOST_DEVICE int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -159,7 +189,13 @@ FB_HOST_DEVICE void prep_tables(const params& p, unsigned char* smem, int t) {
   for (int m = t; m < p.Nd; m += k_threads) twd[m] = dft::unit_root(m, p.Nd);
 }
 
+/// Taps held in registers by the loops over a kernel dimension (prep's depth taps, the gemm's G
+/// load batches).
+constexpr int k_tap_batch = 8;
+
 /// H1 item (ci, th, tw, c): the depth DFT of the k taps w[ci, c, :, th, tw] at fd = 0..NDP-1.
+/// The taps are read once into registers (k <= 8; lanes are channels, k^3 floats apart, so each
+/// read touches 32 lines: re-reading them for every fd kept L1 busy for the whole kernel).
 FB_HOST_DEVICE void prep_h1(const params& p, unsigned char* smem, int64_t h1_block, int t) {
   const int64_t i = h1_block * k_threads + t;
   if (i >= prep_h1_items(p)) return;
@@ -172,6 +208,33 @@ FB_HOST_DEVICE void prep_h1(const params& p, unsigned char* smem, int64_t h1_blo
   const int64_t th = rest % k;
   const int64_t ci = rest / k;
   const float* w = p.weight + (ci * p.Co + c) * k * k * k + th * k + tw;  // + td * k * k
+  cplx* dst = p.h1 + ((ci * p.NDP * k + th) * k + tw) * p.Co + c;        // + fd * k * k * C_out
+  const int64_t fd_stride = k * k * p.Co;
+  if (p.k <= k_tap_batch) {
+    float wv[k_tap_batch];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int td = 0; td < k_tap_batch; ++td) wv[td] = td < p.k ? ld_ro(w + td * k * k) : 0.0f;
+    for (int fd = 0; fd < p.NDP; ++fd) {
+      cplx acc{0.0f, 0.0f};
+      int m = 0;  // (td * fd) mod Nd
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int td = 0; td < k_tap_batch; ++td) {
+        if (td < p.k) {
+          const cplx tv = twd[m];
+          acc.re = dft::ffma(wv[td], tv.re, acc.re);
+          acc.im = dft::ffma(wv[td], tv.im, acc.im);
+          m += fd;
+          if (m >= p.Nd) m -= p.Nd;
+        }
+      }
+      dst[fd * fd_stride] = acc;
+    }
+    return;
+  }
   for (int fd = 0; fd < p.NDP; ++fd) {
     cplx acc{0.0f, 0.0f};
     int m = 0;  // (td * fd) mod Nd
@@ -183,7 +246,7 @@ FB_HOST_DEVICE void prep_h1(const params& p, unsigned char* smem, int64_t h1_blo
       m += fd;
       if (m >= p.Nd) m -= p.Nd;
     }
-    p.h1[(((ci * p.NDP + fd) * k + th) * k + tw) * p.Co + c] = acc;
+    dst[fd * fd_stride] = acc;
   }
 }
 
@@ -205,16 +268,31 @@ FB_HOST_DEVICE void prep_program(Ex& ex, const params& p, int64_t block, unsigne
 
 /// Shared-memory layout of x_program (byte offsets). The staged x rows and the h-stage output Th
 /// share one region: the rows are dead once the w-stage is done.
+///   Tw[d][h][j]:  plane stride x_tw_plane (H*js + 2: consecutive planes start 4 banks apart, so the
+///                 h-stage's lanes, one plane each, read without bank conflicts)
+///   Th[d][fh][j]: row stride x_th_row (js + 2: the d-stage's lanes, one row fh each, read without
+///                 conflicts) and plane stride x_th_plane (likewise for the h-stage's writes)
+///   mh[h][f]:     e^{-2pi i h f / H'} for f < x_nfh (zero past NHP): the h-stage's k_fh twiddles
+///                 of a step are adjacent and the same for the whole warp
+///   md[d][f]:     e^{-2pi i d f / D'} for f < x_nfd (zero past NDP), likewise for the d-stage
 struct x_layout {
-  std::size_t twd, twh, tww, boxd, boxh, boxw, tw, uni, red, total;
+  std::size_t twd, twh, tww, boxd, boxh, boxw, mh, md, tw, uni, red, total;
 };
+
+FB_HOST_DEVICE int x_nfh(const params& p) { return (p.NHP + k_fh - 1) / k_fh * k_fh; }
+FB_HOST_DEVICE int x_nfd(const params& p) { return (p.NDP + k_fd - 1) / k_fd * k_fd; }
+FB_HOST_DEVICE int64_t x_tw_plane(const params& p) { return static_cast<int64_t>(p.H) * p.js + 2; }
+FB_HOST_DEVICE int64_t x_th_row(const params& p) { return p.js + 2; }
+FB_HOST_DEVICE int64_t x_th_plane(const params& p) {
+  const int64_t n = static_cast<int64_t>(p.Nh) * x_th_row(p);  // even
+  return n % 4 == 0 ? n + 2 : n;
+}
 
 /// Bytes of the region that holds the staged x rows, then Th.
 FB_HOST_DEVICE std::size_t x_union_bytes(const params& p, bool dft) {
   const std::size_t rows = static_cast<std::size_t>(p.slab_rows) * static_cast<std::size_t>(p.W + 1) * sizeof(float);
   const std::size_t th =
-      dft ? static_cast<std::size_t>(p.D) * static_cast<std::size_t>(p.Nh) * static_cast<std::size_t>(p.js) * sizeof(cplx)
-          : 0;
+      dft ? static_cast<std::size_t>(p.D) * static_cast<std::size_t>(x_th_plane(p)) * sizeof(cplx) : 0;
   return align16(rows > th ? rows : th);
 }
 
@@ -233,10 +311,12 @@ FB_HOST_DEVICE x_layout make_x_layout(const params& p, bool dft) {
   o += dft ? align16(static_cast<std::size_t>(p.Nh) * sizeof(cplx)) : 0;
   L.boxw = o;
   o += dft ? align16(k_jmax * sizeof(cplx)) : 0;
+  L.mh = o;
+  o += dft ? align16(static_cast<std::size_t>(p.H) * static_cast<std::size_t>(x_nfh(p)) * sizeof(cplx)) : 0;
+  L.md = o;
+  o += dft ? align16(static_cast<std::size_t>(p.D) * static_cast<std::size_t>(x_nfd(p)) * sizeof(cplx)) : 0;
   L.tw = o;
-  o += dft ? align16(static_cast<std::size_t>(p.D) * static_cast<std::size_t>(p.H) * static_cast<std::size_t>(p.js) *
-                     sizeof(cplx))
-           : 0;
+  o += dft ? align16(static_cast<std::size_t>(p.D) * static_cast<std::size_t>(x_tw_plane(p)) * sizeof(cplx)) : 0;
   L.uni = o;
   o += x_union_bytes(p, dft);
   L.red = o;
@@ -289,18 +369,47 @@ FB_HOST_DEVICE void x_tables(const params& p, const x_layout& L, unsigned char* 
   }
 }
 
+/// The twiddle matrices mh and md from the tables (after x_tables' barrier).
+FB_HOST_DEVICE void x_matrices(const params& p, const x_layout& L, unsigned char* smem, int t) {
+  const cplx* twd = at<cplx>(smem, L.twd);
+  const cplx* twh = at<cplx>(smem, L.twh);
+  cplx* mh = at<cplx>(smem, L.mh);
+  cplx* md = at<cplx>(smem, L.md);
+  const int nfh = x_nfh(p);
+  const int nfd = x_nfd(p);
+  for (int i = t; i < p.H * nfh; i += k_threads) {
+    const int h = i / nfh;
+    const int f = i - h * nfh;
+    mh[i] = f < p.NHP ? twh[static_cast<int>((static_cast<int64_t>(h) * f) % p.Nh)] : cplx{0.0f, 0.0f};
+  }
+  for (int i = t; i < p.D * nfd; i += k_threads) {
+    const int d = i / nfd;
+    const int f = i - d * nfd;
+    md[i] = f < p.NDP ? twd[static_cast<int>((static_cast<int64_t>(d) * f) % p.Nd)] : cplx{0.0f, 0.0f};
+  }
+}
+
 /// Stages input rows [r0, r0 + nr) of the (b, ci) volume (rows are (d, h), contiguous in x) into
 /// shared memory with a padded row stride W + 1 (odd: a warp's threads, one row each, hit distinct
-/// banks in the w-stage).
+/// banks in the w-stage). Asynchronous copies, all of a thread's in flight at once.
 FB_HOST_DEVICE void x_stage_rows(const params& p, const x_layout& L, unsigned char* smem, const float* xvol, int64_t r0,
                                  int nr, int t) {
   float* xs = at<float>(smem, L.uni);
   const float* src = xvol + r0 * p.W;
+  int rr = t / p.W;  // i = rr * W + w, stepped rather than divided
+  int w = t - rr * p.W;
+  const int step_r = k_threads / p.W;
+  const int step_w = k_threads - step_r * p.W;
   for (int i = t; i < nr * p.W; i += k_threads) {
-    const int rr = i / p.W;
-    const int w = i - rr * p.W;
-    xs[rr * (p.W + 1) + w] = ld_ro(src + i);
+    copy4_async(xs + rr * (p.W + 1) + w, src + i);
+    rr += step_r;
+    w += step_w;
+    if (w >= p.W) {
+      w -= p.W;
+      ++rr;
+    }
   }
+  copy_wait();
 }
 
 /// Thread t's staged row: its fp64 sum into red[t] (0 past the slab), and into the thread's share of
@@ -366,7 +475,9 @@ FB_HOST_DEVICE void x_rows(const params& p, const x_layout& L, unsigned char* sm
       acc[2 * jj + 1].im = dft::ffma(xv, tv.b.im, acc[2 * jj + 1].im);
     }
   }
-  cplx2* dst = at<cplx2>(smem, L.tw) + (r0 + t) * (p.js / 2);
+  const int64_t r = r0 + t;
+  const int64_t d = r / p.H;
+  cplx2* dst = reinterpret_cast<cplx2*>(at<cplx>(smem, L.tw) + d * x_tw_plane(p) + (r - d * p.H) * p.js);
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
@@ -397,6 +508,10 @@ struct pair_acc {
     const cplx2 v01 = v[0];
     const cplx2 v23 = v[1];
     const cplx vv[k_jt] = {v01.a, v01.b, v23.a, v23.b};
+    add(vv, tv);
+  }
+  /// Adds vv[0..k_jt) * t.
+  FB_HOST_DEVICE void add(const cplx (&vv)[k_jt], cplx tv) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
@@ -411,73 +526,125 @@ struct pair_acc {
   FB_HOST_DEVICE cplx minus(int j) const { return {a1[j] + a2[j], a4[j] - a3[j]}; }
 };
 
-/// h-stage: Th[d][fh][j] = sum_h Tw[d, h][j] e^{-2pi i h fh / H'}, items (d, fh-pair, column tile).
+/// The k_jt values at v (16-byte aligned: two cplx2 loads).
+FB_HOST_DEVICE void load_jt(const cplx* v, cplx (&vv)[k_jt]) {
+  const cplx2 v01 = reinterpret_cast<const cplx2*>(v)[0];
+  const cplx2 v23 = reinterpret_cast<const cplx2*>(v)[1];
+  vv[0] = v01.a;
+  vv[1] = v01.b;
+  vv[2] = v23.a;
+  vv[3] = v23.b;
+}
+
+/// h-stage: Th[d][fh][j] = sum_h Tw[d, h][j] e^{-2pi i h fh / H'}. Item (d, column tile jt, group
+/// fq of k_fh pairs), d fastest: a thread's k_jt x k_fh register tile reuses each Tw load for k_fh
+/// pairs; the lanes of a warp read distinct planes (padded: no bank conflicts) and the same
+/// twiddles (broadcast). Each output sums h = 0, 1, ... in order.
 FB_HOST_DEVICE void x_h_stage(const params& p, const x_layout& L, unsigned char* smem, fw_chunk ch, int t) {
-  const cplx* twh = at<cplx>(smem, L.twh);
+  const cplx* mh = at<cplx>(smem, L.mh);
   const cplx* tw = at<cplx>(smem, L.tw);
   cplx* th = at<cplx>(smem, L.uni);
   const int njt = (ch.nj + k_jt - 1) / k_jt;
-  const int items = njt * p.D * p.NHP;
+  const int nfh = x_nfh(p);
+  const int nfq = nfh / k_fh;
+  const int items = njt * p.D * nfq;
+  const int64_t tw_plane = x_tw_plane(p), th_row = x_th_row(p), th_plane = x_th_plane(p);
   for (int item = t; item < items; item += k_threads) {
-    const int fh = item % p.NHP;
-    const int rest = item / p.NHP;
-    const int d = rest % p.D;
-    const int jt = rest / p.D;
-    pair_acc acc;
-    acc.zero();
-    int m = 0;  // (h * fh) mod Nh
+    const int d = item % p.D;
+    const int rest = item / p.D;
+    const int jt = rest % njt;
+    const int fq = rest / njt;
+    pair_acc acc[k_fh];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int f = 0; f < k_fh; ++f) acc[f].zero();
+    const cplx* src = tw + d * tw_plane + jt * k_jt;  // + h * js
+    const cplx* tv = mh + fq * k_fh;                 // + h * nfh
     for (int h = 0; h < p.H; ++h) {
-      acc.add(reinterpret_cast<const cplx2*>(tw + (static_cast<int64_t>(d) * p.H + h) * p.js + jt * k_jt), twh[m]);
-      m += fh;
-      if (m >= p.Nh) m -= p.Nh;
+      cplx vv[k_jt];
+      load_jt(src + static_cast<int64_t>(h) * p.js, vv);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int f = 0; f < k_fh; ++f) acc[f].add(vv, tv[h * nfh + f]);
     }
-    const int fh2 = fh == 0 ? 0 : p.Nh - fh;
-    cplx2* dst = reinterpret_cast<cplx2*>(th + (static_cast<int64_t>(d) * p.Nh + fh) * p.js + jt * k_jt);
-    dst[0] = cplx2{acc.plus(0), acc.plus(1)};
-    dst[1] = cplx2{acc.plus(2), acc.plus(3)};
-    if (fh2 != fh) {
-      cplx2* dst2 = reinterpret_cast<cplx2*>(th + (static_cast<int64_t>(d) * p.Nh + fh2) * p.js + jt * k_jt);
-      dst2[0] = cplx2{acc.minus(0), acc.minus(1)};
-      dst2[1] = cplx2{acc.minus(2), acc.minus(3)};
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int f = 0; f < k_fh; ++f) {
+      const int fh = fq * k_fh + f;
+      if (fh >= p.NHP) break;
+      const int fh2 = fh == 0 ? 0 : p.Nh - fh;
+      cplx2* dst = reinterpret_cast<cplx2*>(th + d * th_plane + fh * th_row + jt * k_jt);
+      dst[0] = cplx2{acc[f].plus(0), acc[f].plus(1)};
+      dst[1] = cplx2{acc[f].plus(2), acc[f].plus(3)};
+      if (fh2 != fh) {
+        cplx2* dst2 = reinterpret_cast<cplx2*>(th + d * th_plane + fh2 * th_row + jt * k_jt);
+        dst2[0] = cplx2{acc[f].minus(0), acc[f].minus(1)};
+        dst2[1] = cplx2{acc[f].minus(2), acc[f].minus(3)};
+      }
     }
   }
 }
 
-/// d-stage: X[fd, fh][ci][b][fw0 + j] = sum_d Th[d][fh][j] e^{-2pi i d fd / D'} + c box(fd, fh, fw),
-/// items (fh, fd-pair, column tile); both mirrored planes fd and D' - fd are written to global memory.
+/// d-stage: X[fd, fh][ci][b][fw0 + j] = sum_d Th[d][fh][j] e^{-2pi i d fd / D'} + c box(fd, fh, fw).
+/// Item (fh, column tile jt, group fq of k_fd pairs), fh fastest: the lanes read distinct rows
+/// (padded: no bank conflicts) and the same twiddles; both mirrored planes fd and D' - fd are
+/// written to global memory. Each output sums d = 0, 1, ... in order.
 FB_HOST_DEVICE void x_d_stage(const params& p, const x_layout& L, unsigned char* smem, fw_chunk ch, int64_t ci,
                               int64_t b, int t, float c) {
-  const cplx* twd = at<cplx>(smem, L.twd);
+  const cplx* md = at<cplx>(smem, L.md);
   const cplx* boxd = at<cplx>(smem, L.boxd);
   const cplx* boxh = at<cplx>(smem, L.boxh);
   const cplx* boxw = at<cplx>(smem, L.boxw);
   const cplx* th = at<cplx>(smem, L.uni);
   const int njt = (ch.nj + k_jt - 1) / k_jt;
-  const int items = njt * p.NDP * p.Nh;
+  const int nfd = x_nfd(p);
+  const int nfq = nfd / k_fd;
+  const int items = njt * p.Nh * nfq;
+  const int64_t th_row = x_th_row(p), th_plane = x_th_plane(p);
+  const int64_t row_stride = p.Ci * p.B * p.Fw;
   for (int item = t; item < items; item += k_threads) {
     const int fh = item % p.Nh;
     const int rest = item / p.Nh;
-    const int fd = rest % p.NDP;
-    const int jt = rest / p.NDP;
-    pair_acc acc;
-    acc.zero();
-    int m = 0;  // (d * fd) mod Nd
+    const int jt = rest % njt;
+    const int fq = rest / njt;
+    pair_acc acc[k_fd];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int f = 0; f < k_fd; ++f) acc[f].zero();
+    const cplx* src = th + fh * th_row + jt * k_jt;  // + d * th_plane
+    const cplx* tv = md + fq * k_fd;                 // + d * nfd
     for (int d = 0; d < p.D; ++d) {
-      acc.add(reinterpret_cast<const cplx2*>(th + (static_cast<int64_t>(d) * p.Nh + fh) * p.js + jt * k_jt), twd[m]);
-      m += fd;
-      if (m >= p.Nd) m -= p.Nd;
+      cplx vv[k_jt];
+      load_jt(src + d * th_plane, vv);
+      const cplx2 t01 = reinterpret_cast<const cplx2*>(tv + d * nfd)[0];
+      const cplx2 t23 = reinterpret_cast<const cplx2*>(tv + d * nfd)[1];
+      acc[0].add(vv, t01.a);
+      acc[1].add(vv, t01.b);
+      acc[2].add(vv, t23.a);
+      acc[3].add(vv, t23.b);
     }
-    const int fd2 = fd == 0 ? 0 : p.Nd - fd;
     const int64_t col = ((ci * p.B + b) * p.Fw) + ch.fw0 + jt * k_jt;  // within a row: [ci][b][fw]
-    const int64_t row_stride = p.Ci * p.B * p.Fw;
-    cplx* dst = p.X + (static_cast<int64_t>(fd) * p.Nh + fh) * row_stride + col;
-    cplx* dst2 = p.X + (static_cast<int64_t>(fd2) * p.Nh + fh) * row_stride + col;
-    const cplx bdh = cmul(boxd[fd], boxh[fh]);
-    const cplx bdh2 = cmul(boxd[fd2], boxh[fh]);
-    for (int j = 0; j < k_jt; ++j) {
-      if (jt * k_jt + j >= ch.nj) break;
-      dst[j] = add_box(acc.plus(j), c, cmul(bdh, boxw[jt * k_jt + j]));
-      if (fd2 != fd) dst2[j] = add_box(acc.minus(j), c, cmul(bdh2, boxw[jt * k_jt + j]));
+    const cplx bh = boxh[fh];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int f = 0; f < k_fd; ++f) {
+      const int fd = fq * k_fd + f;
+      if (fd >= p.NDP) break;
+      const int fd2 = fd == 0 ? 0 : p.Nd - fd;
+      cplx* dst = p.X + (static_cast<int64_t>(fd) * p.Nh + fh) * row_stride + col;
+      cplx* dst2 = p.X + (static_cast<int64_t>(fd2) * p.Nh + fh) * row_stride + col;
+      const cplx bdh = cmul(boxd[fd], bh);
+      const cplx bdh2 = cmul(boxd[fd2], bh);
+      for (int j = 0; j < k_jt; ++j) {
+        if (jt * k_jt + j >= ch.nj) break;
+        dst[j] = add_box(acc[f].plus(j), c, cmul(bdh, boxw[jt * k_jt + j]));
+        if (fd2 != fd) dst2[j] = add_box(acc[f].minus(j), c, cmul(bdh2, boxw[jt * k_jt + j]));
+      }
     }
   }
 }
@@ -515,7 +682,10 @@ FB_HOST_DEVICE void x_program(Ex& ex, const params& p, int64_t block, unsigned c
   const int64_t rows = static_cast<int64_t>(p.D) * p.H;
   for (int64_t r0 = 0; r0 < rows; r0 += p.slab_rows) {
     const int nr = static_cast<int>(min64(p.slab_rows, rows - r0));
-    ex.each_thread([&](int t, x_state&) { x_stage_rows(p, L, smem, xvol, r0, nr, t); });
+    ex.each_thread([&](int t, x_state&) {
+      if (dft && r0 == 0) x_matrices(p, L, smem, t);
+      x_stage_rows(p, L, smem, xvol, r0, nr, t);
+    });
     ex.sync();
     ex.each_thread([&](int t, x_state& st) { x_row_sums(p, L, smem, nr, with_sum, t, st); });
     ex.sync();
@@ -562,10 +732,18 @@ struct pair_info {
   int fh;
 };
 
+/// A G job: one or two row pairs of the block in the same depth plane fd (so with the same H1
+/// values), computed from one set of loads; pb < 0 for a single pair. Entry 0 of the job table
+/// holds the job count in pa.
+struct g_job {
+  int pa;
+  int pb;
+};
+
 /// Shared-memory layout of gemm_program. The staged X and G tiles and the final reduction rows
 /// share one region (the tiles are dead after the last chunk).
 struct gemm_layout {
-  std::size_t twh, twu, pinfo, uinfo, xs, gs, red, total;
+  std::size_t ptw, twu, pinfo, gjob, uinfo, xs, gs, red, total;
 };
 
 FB_HOST_DEVICE std::size_t gemm_stage_bytes(const params& p, int kc) {
@@ -578,12 +756,14 @@ FB_HOST_DEVICE std::size_t gemm_stage_bytes(const params& p, int kc) {
 FB_HOST_DEVICE gemm_layout make_gemm_layout(const params& p) {
   gemm_layout L{};
   std::size_t o = 0;
-  L.twh = o;
-  o += align16(static_cast<std::size_t>(p.Nh) * sizeof(cplx));
+  L.ptw = o;
+  o += align16(static_cast<std::size_t>(p.npb) * static_cast<std::size_t>(p.k) * sizeof(cplx));
   L.twu = o;
   o += align16(static_cast<std::size_t>(k_units) * static_cast<std::size_t>(p.k) * sizeof(cplx));
   L.pinfo = o;
   o += align16(static_cast<std::size_t>(p.npb) * sizeof(pair_info));
+  L.gjob = o;
+  o += align16((static_cast<std::size_t>(p.npb) + 1) * sizeof(g_job));
   L.uinfo = o;
   o += align16(k_units * sizeof(unit_info));
   L.xs = o;
@@ -635,11 +815,16 @@ FB_HOST_DEVICE gemm_block_id gemm_block_of(const params& p, int64_t block) {
 template <int TB>
 FB_HOST_DEVICE void gemm_setup(const params& p, const gemm_layout& L, unsigned char* smem, const gemm_block_id& id,
                                int t, gemm_state<TB>& st) {
-  cplx* twh = at<cplx>(smem, L.twh);
+  cplx* ptw = at<cplx>(smem, L.ptw);
   cplx* twu = at<cplx>(smem, L.twu);
   pair_info* pinfo = at<pair_info>(smem, L.pinfo);
   unit_info* uinfo = at<unit_info>(smem, L.uinfo);
-  for (int m = t; m < p.Nh; m += k_threads) twh[m] = dft::unit_root(m, p.Nh);
+  for (int i = t; i < id.npb * p.k; i += k_threads) {  // ptw[pl][th] = e^{-2pi i th fh / H'}
+    const int pl = i / p.k;
+    const int64_t th = i - pl * p.k;
+    const int64_t fh = dft::pair_at(p.pairs, id.p_lo + pl).fh;
+    ptw[i] = dft::unit_root((th * fh) % p.Nh, p.Nh);
+  }
   for (int i = t; i < k_units * p.k; i += k_threads) {
     const int w = i / p.k;
     const int tw = i - w * p.k;
@@ -650,6 +835,20 @@ FB_HOST_DEVICE void gemm_setup(const params& p, const gemm_layout& L, unsigned c
   for (int pl = t; pl < id.npb; pl += k_threads) {
     const dft::row_pair pr = dft::pair_at(p.pairs, id.p_lo + pl);
     pinfo[pl] = pair_info{static_cast<int>(pr.fd), static_cast<int>(pr.fh)};
+  }
+  if (t == 0) {  // jobs: consecutive pairs of one depth plane taken two at a time
+    g_job* jobs = at<g_job>(smem, L.gjob);
+    int n = 0;
+    for (int pl = 0; pl < id.npb; ++pl) {
+      const int64_t fd = dft::pair_at(p.pairs, id.p_lo + pl).fd;
+      if (pl + 1 < id.npb && dft::pair_at(p.pairs, id.p_lo + pl + 1).fd == fd) {
+        jobs[1 + n++] = g_job{pl, pl + 1};
+        ++pl;
+      } else {
+        jobs[1 + n++] = g_job{pl, -1};
+      }
+    }
+    jobs[0] = g_job{n, 0};
   }
   if (t < k_units) {
     const int64_t u = id.g * k_units + t;
@@ -672,17 +871,35 @@ FB_HOST_DEVICE void gemm_setup(const params& p, const gemm_layout& L, unsigned c
   for (int b = 0; b < TB; ++b) st.z0[b] = st.z1[b] = cplx{0.0f, 0.0f};
 }
 
+
+/// Steps a G combination (kc, pair, tw), numbered (kc * npb + pl) * k + tw, forward by `by`.
+FB_HOST_DEVICE void gemm_combo_step(int& kc, int& pl, int& tw, int by, int k, int npb) {
+  tw += by;
+  while (tw >= k) {
+    tw -= k;
+    if (++pl == npb) {
+      pl = 0;
+      ++kc;
+    }
+  }
+}
+
 /// Stages the chunk's X tile xs[kc][unit][row, conj row][b] (zero outside the problem) and forms
 /// G[kc][pair][tw][lane] = sum_th H1[ci][fd][th][tw][c] e^{-2pi i th fh / H'} for the block's pairs.
+/// Latency: every global load of a batch is issued before the first is used (X: all of the
+/// thread's values at once; G: two combinations x up to 8 taps at once, from addresses clamped
+/// into range, so that no load waits behind a branch). The old one-at-a-time loop made ~28
+/// dependent L2 round trips per chunk and left the SM idle for most of the kernel.
 template <int TB>
 FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned char* smem, const gemm_block_id& id,
                                int64_t ci0, int nkc, int t) {
   const unit_info* uinfo = at<unit_info>(smem, L.uinfo);
   const pair_info* pinfo = at<pair_info>(smem, L.pinfo);
-  const cplx* twh = at<cplx>(smem, L.twh);
+  const cplx* ptw = at<cplx>(smem, L.ptw);
   cplx* xs = at<cplx>(smem, L.xs);
   cplx* gs = at<cplx>(smem, L.gs);
-  // X: unit fastest, so 8 consecutive columns fw of one row are read together.
+  // X: unit fastest, so 8 consecutive columns fw of one row are read together; asynchronous
+  // copies, all in flight at once (waited for at the end of the stage).
   const int nx = nkc * k_units * 2 * TB;
   for (int i = t; i < nx; i += k_threads) {
     const int w = i % k_units;
@@ -693,44 +910,58 @@ FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned c
     const int kc = rest / 2;
     const unit_info& ui = uinfo[w];
     const int64_t bg = static_cast<int64_t>(id.bt) * TB + b;
-    cplx v{0.0f, 0.0f};
-    if (ui.valid && bg < p.B) v = ld_ro(p.X + (r ? ui.xc : ui.xr) + ((ci0 + kc) * p.B + bg) * p.Fw);
-    xs[((kc * k_units + w) * 2 + r) * TB + b] = v;
+    const bool ok = ui.valid && bg < p.B;
+    const int64_t off = ok ? (r ? ui.xc : ui.xr) + ((ci0 + kc) * p.B + bg) * p.Fw : 0;
+    copy8_async(xs + ((kc * k_units + w) * 2 + r) * TB + b, p.X + off, ok);
   }
-  // G: warp w takes the combinations (kc, pair, tw) w, w + 8, ..., counters stepped rather than
+  // G: warp w takes the combinations (kc, job, tw) w, w + 8, ..., counters stepped rather than
   // divided (per-item 64-bit div/mod by runtime k and pair counts counted about as many
   // instructions as the item's FMAs); the lane is the output channel, so a warp reads 32
-  // consecutive H1 values.
+  // consecutive H1 values, all taps of a combination at once (clamped addresses past k: no load
+  // waits behind a branch). Each pair's taps are summed in order th = 0, 1, ...
+  const g_job* jobs = at<g_job>(smem, L.gjob);
+  const int njobs = jobs[0].pa;
   const int w = t / k_lanes;
   const int lane = t % k_lanes;
   const int64_t cg = static_cast<int64_t>(id.ct) * k_lanes + lane;
-  const int combos = nkc * id.npb * p.k;
-  int tw = w % p.k;  // combination w = (kc * npb + pl) * k + tw
-  int pl = (w / p.k) % id.npb;
-  int kc = w / (p.k * id.npb);
+  const int64_t cgc = cg < p.Co ? cg : p.Co - 1;  // in range for the loads; results zeroed below
+  constexpr int kstep = k_threads / k_lanes;
+  const int combos = nkc * njobs * p.k;
+  int tw = w % p.k;  // combination w = (kc * njobs + j) * k + tw
+  int j = (w / p.k) % njobs;
+  int kc = w / (p.k * njobs);
   const int64_t k = p.k;
-  for (int combo = w; combo < combos; combo += k_threads / k_lanes) {
-    cplx acc{0.0f, 0.0f};
-    if (cg < p.Co) {
-      const pair_info pi = pinfo[pl];
-      const cplx* h = p.h1 + (((ci0 + kc) * p.NDP + pi.fd) * k * k + tw) * p.Co + cg;  // + th * k * C_out
-      int m = 0;  // (th * fh) mod Nh
-      for (int th = 0; th < p.k; ++th) {
-        dft::cmac(acc, ld_ro(h + th * k * p.Co), twh[m]);
-        m += pi.fh;
-        if (m >= p.Nh) m -= p.Nh;
+  const int64_t th_stride = k * p.Co;
+  for (int combo = w; combo < combos; combo += kstep) {
+    const g_job jb = jobs[1 + j];
+    const bool two = jb.pb >= 0;
+    const pair_info pa = pinfo[jb.pa];
+    const cplx* h = p.h1 + (((ci0 + kc) * p.NDP + pa.fd) * k * k + tw) * p.Co + cgc;  // + th * k * C_out
+    cplx acc0{0.0f, 0.0f}, acc1{0.0f, 0.0f};
+    const cplx* ta = ptw + jb.pa * p.k;  // the pairs' twiddles e^{-2pi i th fh / H'}
+    const cplx* tb = ptw + (two ? jb.pb : jb.pa) * p.k;
+    for (int th0 = 0; th0 < p.k; th0 += k_tap_batch) {
+      cplx v[k_tap_batch];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int q = 0; q < k_tap_batch; ++q) v[q] = ld_ro(h + (th0 + q < p.k ? th0 + q : th0) * th_stride);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int q = 0; q < k_tap_batch; ++q) {
+        if (th0 + q < p.k) {
+          dft::cmac(acc0, v[q], ta[th0 + q]);
+          if (two) dft::cmac(acc1, v[q], tb[th0 + q]);
+        }
       }
     }
-    gs[((kc * p.npb + pl) * p.k + tw) * k_lanes + lane] = acc;
-    tw += k_threads / k_lanes;  // next combination: 8 further
-    while (tw >= p.k) {
-      tw -= p.k;
-      if (++pl == id.npb) {
-        pl = 0;
-        ++kc;
-      }
-    }
+    if (cg >= p.Co) acc0 = acc1 = cplx{0.0f, 0.0f};
+    gs[((kc * p.npb + jb.pa) * p.k + tw) * k_lanes + lane] = acc0;
+    if (two) gs[((kc * p.npb + jb.pb) * p.k + tw) * k_lanes + lane] = acc1;
+    gemm_combo_step(kc, j, tw, kstep, p.k, njobs);
   }
+  copy_wait();
 }
 
 /// Thread (warp = unit, lane = output channel): for each staged input channel, W of its row and
