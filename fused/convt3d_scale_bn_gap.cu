@@ -78,6 +78,12 @@ __global__ void __launch_bounds__(k_threads, 2) gemm_kernel(const params p) {
   gemm_program<TB>(ex, p, blockIdx.x, smem);
 }
 
+__global__ void __launch_bounds__(k_threads) gspec_kernel(const params p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  device_exec<no_state> ex;
+  gspec_program(ex, p, blockIdx.x, smem);
+}
+
 __global__ void __launch_bounds__(k_threads) reduce_kernel(const params p) {
   extern __shared__ __align__(16) unsigned char smem[];
   device_exec<no_state> ex;
@@ -123,6 +129,7 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   const params p = bind(pl, x, weight, conv_bias, gamma, beta, running_mean, running_var, num_batches_tracked, out,
                         workspace);
   launch(prep_kernel, prep_blocks(p), prep_smem(p), stream, p);
+  if (p.training) launch(gspec_kernel, gspec_blocks(p), gspec_smem(p), stream, p);
   if (p.training)
     launch(x_kernel<true>, x_blocks(p, true), pl.x_smem, stream, p);
   else

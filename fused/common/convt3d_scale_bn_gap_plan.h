@@ -24,7 +24,7 @@ constexpr std::size_t k_smem_max = 227 * 1024;
 /// The decomposition and the workspace layout (byte offsets from the aligned workspace base).
 struct plan {
   params prm;  ///< pointers left null; run_cuda / run_host fill them
-  std::size_t off_S, off_wsum, off_ybar, off_m2, off_partial, off_h1, off_x, workspace_bytes;
+  std::size_t off_S, off_wsum, off_ybar, off_m2, off_partial, off_h1, off_g, off_x, workspace_bytes;
   std::size_t x_smem, gemm_smem;
 };
 
@@ -136,6 +136,7 @@ inline plan make_plan(const problem& pr) {
   pl.off_m2 = take(dbl(p.training ? p.B * p.Co : 0));
   pl.off_partial = take(dbl(p.training ? p.n_groups * p.B * p.Co : 0));
   pl.off_h1 = take(p.training ? static_cast<std::size_t>(p.Ci * p.NDP * p.k * p.k * p.Co) * sizeof(cplx) : 0);
+  pl.off_g = take(p.training ? static_cast<std::size_t>(p.Ci * p.pairs.count * p.k * p.Co) * sizeof(cplx) : 0);
   pl.off_x = take(p.training ? static_cast<std::size_t>(static_cast<int64_t>(p.Nd) * p.Nh * p.Ci * p.B * p.Fw) *
                                    sizeof(cplx)
                              : 0);
@@ -176,6 +177,7 @@ inline params bind(const plan& pl, const float* x, const float* weight, const fl
   p.m2 = reinterpret_cast<double*>(base + pl.off_m2);
   p.partial = reinterpret_cast<double*>(base + pl.off_partial);
   p.h1 = reinterpret_cast<cplx*>(base + pl.off_h1);
+  p.G = reinterpret_cast<cplx*>(base + pl.off_g);
   p.X = reinterpret_cast<cplx*>(base + pl.off_x);
   return p;
 }

@@ -72,6 +72,7 @@ struct params {
   double* partial;  ///< [n_groups][B][C_out] (training)
   cplx* h1;         ///< [C_in][NDP][k][k][C_out] (training)
   cplx* X;          ///< [D'*H'][C_in][B][Fw] (training)
+  cplx* G;          ///< [C_in][pairs.count][k][C_out] (training)
   // sizes
   int64_t B, Ci, Co;
   int D, H, W, k;
@@ -145,6 +146,18 @@ FB_HOST_DEVICE void copy4_async(float* dst, const float* src) {
 FB_HOST_DEVICE void copy_wait() {
 #if defined(__CUDA_ARCH__)
   asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+/// Closes the thread's current group of asynchronous copies.
+FB_HOST_DEVICE void copy_commit() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+/// Waits for all of the thread's copy groups but the most recently committed one.
+FB_HOST_DEVICE void copy_wait_all_but_last() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_group 1;\n" ::: "memory");
 #endif
 }
 
@@ -713,6 +726,94 @@ FB_HOST_DEVICE void x_program(Ex& ex, const params& p, int64_t block, unsigned c
 }
 
 // =============================================================================================
+// gspec: the weights' height transform G for every row pair
+// =============================================================================================
+
+/// Items (ci, fd, tw, c), c fastest: each reads its k values H1[ci][fd][:][tw][c] once and writes
+/// G[ci][pair][tw][c] = sum_th H1[ci][fd][th][tw][c] e^{-2pi i th fh / H'} for every pair (fd, fh)
+/// of depth plane fd (taps summed in order th = 0, 1, ...). The gemm then only copies G: computed
+/// inside the gemm, every block formed it for all pairs it touched (~4.75x redundant at the default
+/// config) and spent ~40% of its issue slots on it.
+FB_HOST_DEVICE int64_t gspec_items(const params& p) { return p.training ? p.Ci * p.NDP * p.k * p.Co : 0; }
+FB_HOST_DEVICE int64_t gspec_blocks(const params& p) { return (gspec_items(p) + k_threads - 1) / k_threads; }
+FB_HOST_DEVICE std::size_t gspec_smem(const params& p) { return align16(static_cast<std::size_t>(p.Nh) * sizeof(cplx)); }
+
+/// The first pair of depth plane fd and the plane's pair count (dft::pair_at's numbering).
+FB_HOST_DEVICE void plane_pairs(const dft::row_pairs& rp, int64_t fd, int64_t& first, int64_t& count) {
+  if (fd == 0) {
+    first = 0;
+    count = rp.n_edge;
+  } else if (fd <= rp.n_interior) {
+    first = rp.n_edge + (fd - 1) * rp.nh;
+    count = rp.nh;
+  } else {  // fd = nd/2, nd even
+    first = rp.n_edge + rp.n_interior * rp.nh;
+    count = rp.n_edge;
+  }
+}
+
+FB_HOST_DEVICE void gspec_item(const params& p, unsigned char* smem, int64_t block, int t) {
+  const int64_t i = block * k_threads + t;
+  if (i >= gspec_items(p)) return;
+  const cplx* twh = at<cplx>(smem, 0);
+  const int64_t k = p.k;
+  const int64_t c = i % p.Co;
+  int64_t rest = i / p.Co;
+  const int64_t tw = rest % k;
+  rest /= k;
+  const int64_t fd = rest % p.NDP;
+  const int64_t ci = rest / p.NDP;
+  const cplx* h = p.h1 + ((ci * p.NDP + fd) * k * k + tw) * p.Co + c;  // + th * k * C_out
+  int64_t first = 0, count = 0;
+  plane_pairs(p.pairs, fd, first, count);
+  cplx* g = p.G + ((ci * p.pairs.count + first) * k + tw) * p.Co + c;  // + q * k * C_out
+  const int64_t th_stride = k * p.Co;
+  if (p.k <= k_tap_batch) {
+    cplx v[k_tap_batch];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int th = 0; th < k_tap_batch; ++th) v[th] = th < p.k ? ld_ro(h + th * th_stride) : cplx{0.0f, 0.0f};
+    for (int64_t q = 0; q < count; ++q) {  // fh = q
+      cplx acc{0.0f, 0.0f};
+      int m = 0;  // (th * fh) mod Nh
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int th = 0; th < k_tap_batch; ++th) {
+        if (th < p.k) {
+          dft::cmac(acc, v[th], twh[m]);
+          m += static_cast<int>(q);
+          if (m >= p.Nh) m -= p.Nh;
+        }
+      }
+      g[q * th_stride] = acc;
+    }
+    return;
+  }
+  for (int64_t q = 0; q < count; ++q) {
+    cplx acc{0.0f, 0.0f};
+    int m = 0;
+    for (int th = 0; th < p.k; ++th) {
+      dft::cmac(acc, ld_ro(h + th * th_stride), twh[m]);
+      m += static_cast<int>(q);
+      if (m >= p.Nh) m -= p.Nh;
+    }
+    g[q * th_stride] = acc;
+  }
+}
+
+template <class Ex>
+FB_HOST_DEVICE void gspec_program(Ex& ex, const params& p, int64_t block, unsigned char* smem) {
+  ex.each_thread([&](int t, no_state&) {
+    cplx* twh = at<cplx>(smem, 0);
+    for (int m = t; m < p.Nh; m += k_threads) twh[m] = dft::unit_root(m, p.Nh);
+  });
+  ex.sync();
+  ex.each_thread([&](int t, no_state&) { gspec_item(p, smem, block, t); });
+}
+
+// =============================================================================================
 // gemm: sum over frequencies of |sum_ci X W|^2
 // =============================================================================================
 
@@ -726,24 +827,11 @@ struct unit_info {
   double wc;   ///< weight of (conjugate row, fw): 0 when the row is its own conjugate
 };
 
-/// A row pair's (fd, fh).
-struct pair_info {
-  int fd;
-  int fh;
-};
-
-/// A G job: one or two row pairs of the block in the same depth plane fd (so with the same H1
-/// values), computed from one set of loads; pb < 0 for a single pair. Entry 0 of the job table
-/// holds the job count in pa.
-struct g_job {
-  int pa;
-  int pb;
-};
-
-/// Shared-memory layout of gemm_program. The staged X and G tiles and the final reduction rows
-/// share one region (the tiles are dead after the last chunk).
+/// Shared-memory layout of gemm_program. The staged X and G tiles are double-buffered (buffer b
+/// at + b * stage: the next chunk is copied while this one is multiplied); the final reduction rows
+/// reuse the region (the tiles are dead after the last chunk).
 struct gemm_layout {
-  std::size_t ptw, twu, pinfo, gjob, uinfo, xs, gs, red, total;
+  std::size_t twu, uinfo, xs, gs, stage, red, total;
 };
 
 FB_HOST_DEVICE std::size_t gemm_stage_bytes(const params& p, int kc) {
@@ -756,23 +844,17 @@ FB_HOST_DEVICE std::size_t gemm_stage_bytes(const params& p, int kc) {
 FB_HOST_DEVICE gemm_layout make_gemm_layout(const params& p) {
   gemm_layout L{};
   std::size_t o = 0;
-  L.ptw = o;
-  o += align16(static_cast<std::size_t>(p.npb) * static_cast<std::size_t>(p.k) * sizeof(cplx));
   L.twu = o;
   o += align16(static_cast<std::size_t>(k_units) * static_cast<std::size_t>(p.k) * sizeof(cplx));
-  L.pinfo = o;
-  o += align16(static_cast<std::size_t>(p.npb) * sizeof(pair_info));
-  L.gjob = o;
-  o += align16((static_cast<std::size_t>(p.npb) + 1) * sizeof(g_job));
   L.uinfo = o;
   o += align16(k_units * sizeof(unit_info));
   L.xs = o;
   L.gs = o + align16(static_cast<std::size_t>(p.kc) * k_units * 2 * static_cast<std::size_t>(p.tb) * sizeof(cplx));
   L.red = o;
-  const std::size_t stage = gemm_stage_bytes(p, p.kc);
+  L.stage = gemm_stage_bytes(p, p.kc);
   const std::size_t red = align16(static_cast<std::size_t>(k_units) * static_cast<std::size_t>(p.tb) * k_lanes *
                                   sizeof(double));
-  o += stage > red ? stage : red;
+  o += 2 * L.stage > red ? 2 * L.stage : red;
   L.total = o;
   return L;
 }
@@ -815,40 +897,14 @@ FB_HOST_DEVICE gemm_block_id gemm_block_of(const params& p, int64_t block) {
 template <int TB>
 FB_HOST_DEVICE void gemm_setup(const params& p, const gemm_layout& L, unsigned char* smem, const gemm_block_id& id,
                                int t, gemm_state<TB>& st) {
-  cplx* ptw = at<cplx>(smem, L.ptw);
   cplx* twu = at<cplx>(smem, L.twu);
-  pair_info* pinfo = at<pair_info>(smem, L.pinfo);
   unit_info* uinfo = at<unit_info>(smem, L.uinfo);
-  for (int i = t; i < id.npb * p.k; i += k_threads) {  // ptw[pl][th] = e^{-2pi i th fh / H'}
-    const int pl = i / p.k;
-    const int64_t th = i - pl * p.k;
-    const int64_t fh = dft::pair_at(p.pairs, id.p_lo + pl).fh;
-    ptw[i] = dft::unit_root((th * fh) % p.Nh, p.Nh);
-  }
   for (int i = t; i < k_units * p.k; i += k_threads) {
     const int w = i / p.k;
     const int tw = i - w * p.k;
     const int64_t u = id.g * k_units + w;
     const int64_t fw = u < p.n_units ? u % p.Fw : 0;
     twu[i] = u < p.n_units ? dft::unit_root((tw * fw) % p.Nw, p.Nw) : cplx{0.0f, 0.0f};
-  }
-  for (int pl = t; pl < id.npb; pl += k_threads) {
-    const dft::row_pair pr = dft::pair_at(p.pairs, id.p_lo + pl);
-    pinfo[pl] = pair_info{static_cast<int>(pr.fd), static_cast<int>(pr.fh)};
-  }
-  if (t == 0) {  // jobs: consecutive pairs of one depth plane taken two at a time
-    g_job* jobs = at<g_job>(smem, L.gjob);
-    int n = 0;
-    for (int pl = 0; pl < id.npb; ++pl) {
-      const int64_t fd = dft::pair_at(p.pairs, id.p_lo + pl).fd;
-      if (pl + 1 < id.npb && dft::pair_at(p.pairs, id.p_lo + pl + 1).fd == fd) {
-        jobs[1 + n++] = g_job{pl, pl + 1};
-        ++pl;
-      } else {
-        jobs[1 + n++] = g_job{pl, -1};
-      }
-    }
-    jobs[0] = g_job{n, 0};
   }
   if (t < k_units) {
     const int64_t u = id.g * k_units + t;
@@ -871,7 +927,6 @@ FB_HOST_DEVICE void gemm_setup(const params& p, const gemm_layout& L, unsigned c
   for (int b = 0; b < TB; ++b) st.z0[b] = st.z1[b] = cplx{0.0f, 0.0f};
 }
 
-
 /// Steps a G combination (kc, pair, tw), numbered (kc * npb + pl) * k + tw, forward by `by`.
 FB_HOST_DEVICE void gemm_combo_step(int& kc, int& pl, int& tw, int by, int k, int npb) {
   tw += by;
@@ -884,22 +939,16 @@ FB_HOST_DEVICE void gemm_combo_step(int& kc, int& pl, int& tw, int by, int k, in
   }
 }
 
-/// Stages the chunk's X tile xs[kc][unit][row, conj row][b] (zero outside the problem) and forms
-/// G[kc][pair][tw][lane] = sum_th H1[ci][fd][th][tw][c] e^{-2pi i th fh / H'} for the block's pairs.
-/// Latency: every global load of a batch is issued before the first is used (X: all of the
-/// thread's values at once; G: two combinations x up to 8 taps at once, from addresses clamped
-/// into range, so that no load waits behind a branch). The old one-at-a-time loop made ~28
-/// dependent L2 round trips per chunk and left the SM idle for most of the kernel.
+/// Starts the copies of chunk [ci0, ci0 + nkc) into buffer buf: the X tile xs[kc][unit][row, conj
+/// row][b] and the G tile gs[kc][pair][tw][lane] (zero outside the problem), then closes the
+/// thread's copy group. Nothing waits here: the copies land while the previous chunk is multiplied.
 template <int TB>
 FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned char* smem, const gemm_block_id& id,
-                               int64_t ci0, int nkc, int t) {
+                               int64_t ci0, int nkc, int buf, int t) {
   const unit_info* uinfo = at<unit_info>(smem, L.uinfo);
-  const pair_info* pinfo = at<pair_info>(smem, L.pinfo);
-  const cplx* ptw = at<cplx>(smem, L.ptw);
-  cplx* xs = at<cplx>(smem, L.xs);
-  cplx* gs = at<cplx>(smem, L.gs);
-  // X: unit fastest, so 8 consecutive columns fw of one row are read together; asynchronous
-  // copies, all in flight at once (waited for at the end of the stage).
+  cplx* xs = at<cplx>(smem, L.xs + static_cast<std::size_t>(buf) * L.stage);
+  cplx* gs = at<cplx>(smem, L.gs + static_cast<std::size_t>(buf) * L.stage);
+  // X: unit fastest, so 8 consecutive columns fw of one row are read together.
   const int nx = nkc * k_units * 2 * TB;
   for (int i = t; i < nx; i += k_threads) {
     const int w = i % k_units;
@@ -914,54 +963,23 @@ FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned c
     const int64_t off = ok ? (r ? ui.xc : ui.xr) + ((ci0 + kc) * p.B + bg) * p.Fw : 0;
     copy8_async(xs + ((kc * k_units + w) * 2 + r) * TB + b, p.X + off, ok);
   }
-  // G: warp w takes the combinations (kc, job, tw) w, w + 8, ..., counters stepped rather than
-  // divided (per-item 64-bit div/mod by runtime k and pair counts counted about as many
-  // instructions as the item's FMAs); the lane is the output channel, so a warp reads 32
-  // consecutive H1 values, all taps of a combination at once (clamped addresses past k: no load
-  // waits behind a branch). Each pair's taps are summed in order th = 0, 1, ...
-  const g_job* jobs = at<g_job>(smem, L.gjob);
-  const int njobs = jobs[0].pa;
+  // G: warp w takes the rows (kc, pair, tw) w, w + 8, ... (counters stepped, not divided); the lane
+  // is the output channel, so a warp copies 32 consecutive values.
   const int w = t / k_lanes;
   const int lane = t % k_lanes;
   const int64_t cg = static_cast<int64_t>(id.ct) * k_lanes + lane;
-  const int64_t cgc = cg < p.Co ? cg : p.Co - 1;  // in range for the loads; results zeroed below
+  const bool cok = cg < p.Co;
   constexpr int kstep = k_threads / k_lanes;
-  const int combos = nkc * njobs * p.k;
-  int tw = w % p.k;  // combination w = (kc * njobs + j) * k + tw
-  int j = (w / p.k) % njobs;
-  int kc = w / (p.k * njobs);
-  const int64_t k = p.k;
-  const int64_t th_stride = k * p.Co;
-  for (int combo = w; combo < combos; combo += kstep) {
-    const g_job jb = jobs[1 + j];
-    const bool two = jb.pb >= 0;
-    const pair_info pa = pinfo[jb.pa];
-    const cplx* h = p.h1 + (((ci0 + kc) * p.NDP + pa.fd) * k * k + tw) * p.Co + cgc;  // + th * k * C_out
-    cplx acc0{0.0f, 0.0f}, acc1{0.0f, 0.0f};
-    const cplx* ta = ptw + jb.pa * p.k;  // the pairs' twiddles e^{-2pi i th fh / H'}
-    const cplx* tb = ptw + (two ? jb.pb : jb.pa) * p.k;
-    for (int th0 = 0; th0 < p.k; th0 += k_tap_batch) {
-      cplx v[k_tap_batch];
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-      for (int q = 0; q < k_tap_batch; ++q) v[q] = ld_ro(h + (th0 + q < p.k ? th0 + q : th0) * th_stride);
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-      for (int q = 0; q < k_tap_batch; ++q) {
-        if (th0 + q < p.k) {
-          dft::cmac(acc0, v[q], ta[th0 + q]);
-          if (two) dft::cmac(acc1, v[q], tb[th0 + q]);
-        }
-      }
-    }
-    if (cg >= p.Co) acc0 = acc1 = cplx{0.0f, 0.0f};
-    gs[((kc * p.npb + jb.pa) * p.k + tw) * k_lanes + lane] = acc0;
-    if (two) gs[((kc * p.npb + jb.pb) * p.k + tw) * k_lanes + lane] = acc1;
-    gemm_combo_step(kc, j, tw, kstep, p.k, njobs);
+  const int rows = nkc * id.npb * p.k;
+  int tw = w % p.k;  // row w = (kc * npb + pl) * k + tw
+  int pl = (w / p.k) % id.npb;
+  int kc = w / (p.k * id.npb);
+  for (int row = w; row < rows; row += kstep) {
+    const int64_t off = cok ? (((ci0 + kc) * p.pairs.count + id.p_lo + pl) * p.k + tw) * p.Co + cg : 0;
+    copy8_async(gs + ((kc * p.npb + pl) * p.k + tw) * k_lanes + lane, p.G + off, cok);
+    gemm_combo_step(kc, pl, tw, kstep, p.k, id.npb);
   }
-  copy_wait();
+  copy_commit();
 }
 
 /// Thread (warp = unit, lane = output channel): for each staged input channel, W of its row and
@@ -971,7 +989,7 @@ FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned c
 /// (A1 = sum G.re t.re, A2 = sum G.im t.im, A3 = sum G.re t.im, A4 = sum G.im t.re), then
 /// Z[b] += X[b] W for the batch tile, both rows.
 template <int TB>
-FB_HOST_DEVICE void gemm_main(const params& p, const gemm_layout& L, unsigned char* smem, int nkc, int t,
+FB_HOST_DEVICE void gemm_main(const params& p, const gemm_layout& L, unsigned char* smem, int nkc, int buf, int t,
                               gemm_state<TB>& st) {
   const int w = t / 32;
   const int lane = t % 32;
@@ -979,8 +997,8 @@ FB_HOST_DEVICE void gemm_main(const params& p, const gemm_layout& L, unsigned ch
   if (!uinfo[w].valid) return;
   const int pl = uinfo[w].pl;
   const cplx* twu = at<cplx>(smem, L.twu) + w * p.k;
-  const cplx* xs = at<cplx>(smem, L.xs);
-  const cplx* gs = at<cplx>(smem, L.gs);
+  const cplx* xs = at<cplx>(smem, L.xs + static_cast<std::size_t>(buf) * L.stage);
+  const cplx* gs = at<cplx>(smem, L.gs + static_cast<std::size_t>(buf) * L.stage);
   for (int kc = 0; kc < nkc; ++kc) {
     const cplx* g = gs + ((kc * p.npb + pl) * p.k) * k_lanes + lane;
     float a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f;
@@ -1053,12 +1071,25 @@ FB_HOST_DEVICE void gemm_program(Ex& ex, const params& p, int64_t block, unsigne
   const gemm_block_id id = gemm_block_of(p, block);
   ex.each_thread([&](int t, gemm_state<TB>& st) { gemm_setup<TB>(p, L, smem, id, t, st); });
   ex.sync();
+  ex.each_thread([&](int t, gemm_state<TB>&) {
+    gemm_stage<TB>(p, L, smem, id, 0, static_cast<int>(min64(p.kc, p.Ci)), 0, t);
+  });
+  int buf = 0;
   for (int64_t ci0 = 0; ci0 < p.Ci; ci0 += p.kc) {
     const int nkc = static_cast<int>(min64(p.kc, p.Ci - ci0));
-    ex.each_thread([&](int t, gemm_state<TB>&) { gemm_stage<TB>(p, L, smem, id, ci0, nkc, t); });
+    const int64_t next = ci0 + p.kc;
+    ex.each_thread([&](int t, gemm_state<TB>&) {
+      if (next < p.Ci) {  // the next chunk's copies go out before this chunk's are awaited
+        gemm_stage<TB>(p, L, smem, id, next, static_cast<int>(min64(p.kc, p.Ci - next)), buf ^ 1, t);
+        copy_wait_all_but_last();
+      } else {
+        copy_wait();
+      }
+    });
     ex.sync();
-    ex.each_thread([&](int t, gemm_state<TB>& st) { gemm_main<TB>(p, L, smem, nkc, t, st); });
+    ex.each_thread([&](int t, gemm_state<TB>& st) { gemm_main<TB>(p, L, smem, nkc, buf, t, st); });
     ex.sync();
+    buf ^= 1;
   }
   ex.each_thread([&](int t, gemm_state<TB>& st) { gemm_store<TB>(L, smem, t, st); });
   ex.sync();
@@ -1086,14 +1117,31 @@ FB_HOST_DEVICE void reduce_slices(const params& p, unsigned char* smem, int64_t 
   if (cg < p.Co) {
     const double* col = p.partial + b * p.Co + cg;  // + g * B * C_out
     const int64_t stride = p.B * p.Co;
-    for (int64_t g0 = 0; g0 < p.n_groups; g0 += k_slices * k_sub) {
+    // k_rounds rounds of loads go out before any is added (16 in flight per thread: the kernel is
+    // latency-bound); each accumulator still adds its groups in increasing order.
+    constexpr int k_rounds = 4;
+    for (int64_t g0 = 0; g0 < p.n_groups; g0 += k_slices * k_sub * k_rounds) {
+      double v[k_rounds][k_sub];
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-      for (int j = 0; j < k_sub; ++j) {
-        const int64_t g = g0 + s + k_slices * j;
-        if (g < p.n_groups) acc[j] += ld_ro(col + g * stride);
-      }
+      for (int r = 0; r < k_rounds; ++r)
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+        for (int j = 0; j < k_sub; ++j) {
+          const int64_t g = g0 + k_slices * k_sub * r + s + k_slices * j;
+          v[r][j] = g < p.n_groups ? ld_ro(col + g * stride) : 0.0;
+        }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int r = 0; r < k_rounds; ++r)
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+        for (int j = 0; j < k_sub; ++j)
+          if (g0 + k_slices * k_sub * r + s + k_slices * j < p.n_groups) acc[j] += v[r][j];
     }
   }
   at<double>(smem, 0)[s * k_lanes + c] = ((acc[0] + acc[1]) + acc[2]) + acc[3];
