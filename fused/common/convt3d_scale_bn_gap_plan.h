@@ -99,6 +99,7 @@ inline plan make_plan(const problem& pr) {
   // x: fw chunks of js columns; prefer two resident blocks, then wider chunks.
   const auto try_x = [&](int js, std::size_t budget) {
     p.js = js;
+    p.xr = 1;
     p.slab_rows = static_cast<int>(static_cast<int64_t>(p.D) * p.H < k_threads ? static_cast<int64_t>(p.D) * p.H
                                                                                  : k_threads);
     while (p.slab_rows > 1 && make_x_layout(p, true).total > budget) p.slab_rows /= 2;
@@ -110,10 +111,18 @@ inline plan make_plan(const problem& pr) {
       throw std::invalid_argument(std::string(m) + ": depth*(2*height + kernel_size - 1) too large for the input "
                                   "transform's shared memory (depth " + std::to_string(pr.depth) + ", height " +
                                   std::to_string(pr.height) + ", width " + std::to_string(pr.width) + ")");
+    // Two rows per thread in the w-stage when the volume has several slabs and the doubled row
+    // staging still fits the same budget.
+    if (static_cast<int64_t>(p.D) * p.H > p.slab_rows) {
+      const std::size_t budget = make_x_layout(p, true).total <= k_smem_two_blocks ? k_smem_two_blocks : k_smem_max;
+      p.xr = 2;
+      if (make_x_layout(p, true).total > budget) p.xr = 1;
+    }
     pl.x_smem = make_x_layout(p, true).total;
   } else {
     // The sums-only variant (eval) stages slabs of rows and nothing else.
     p.js = 8;
+    p.xr = 1;
     p.slab_rows = static_cast<int>(static_cast<int64_t>(p.D) * p.H < k_threads ? static_cast<int64_t>(p.D) * p.H
                                                                                 : k_threads);
     while (p.slab_rows > 1 && make_x_layout(p, false).total > k_smem_two_blocks) p.slab_rows /= 2;

@@ -92,7 +92,8 @@ struct params {
   // x decomposition
   int js;          ///< fw columns per chunk (4 or 8): row stride of the w- and h-stage tiles
   int n_fwchunks;  ///< ceil(Fw / js)
-  int slab_rows;   ///< input rows (d, h) staged at once, <= k_threads
+  int slab_rows;   ///< input rows (d, h) per thread row slot, <= k_threads
+  int xr;          ///< x: rows per thread in the w-stage (1 or 2): xr slabs are staged at once
   // scalars
   double scale, eps, momentum;
   bool training;
@@ -303,7 +304,8 @@ FB_HOST_DEVICE int64_t x_th_plane(const params& p) {
 
 /// Bytes of the region that holds the staged x rows, then Th.
 FB_HOST_DEVICE std::size_t x_union_bytes(const params& p, bool dft) {
-  const std::size_t rows = static_cast<std::size_t>(p.slab_rows) * static_cast<std::size_t>(p.W + 1) * sizeof(float);
+  const std::size_t rows = static_cast<std::size_t>(p.xr) * static_cast<std::size_t>(p.slab_rows) *
+                           static_cast<std::size_t>(p.W + 1) * sizeof(float);
   const std::size_t th =
       dft ? static_cast<std::size_t>(p.D) * static_cast<std::size_t>(x_th_plane(p)) * sizeof(cplx) : 0;
   return align16(rows > th ? rows : th);
@@ -427,15 +429,21 @@ FB_HOST_DEVICE void x_stage_rows(const params& p, const x_layout& L, unsigned ch
 
 /// Thread t's staged row: its fp64 sum into red[t] (0 past the slab), and into the thread's share of
 /// S[b, ci] in chunk 0.
-FB_HOST_DEVICE void x_row_sums(const params& p, const x_layout& L, unsigned char* smem, int nr, bool with_sum, int t,
-                               x_state& st) {
-  double s = 0.0;
-  if (t < nr) {
-    const float* row = at<float>(smem, L.uni) + t * (p.W + 1);
+/// With xr slabs staged, thread t takes row t of each (slab order, as if staged one by one); red[t]
+/// gets the first slab's. Only chunk 0 needs the sums past the first slab.
+FB_HOST_DEVICE void x_row_sums(const params& p, const x_layout& L, unsigned char* smem, int nr, bool with_sum,
+                               bool first, int t, x_state& st) {
+  double s0 = 0.0;
+  for (int q = 0; q < p.xr; ++q) {
+    const int rr = q * p.slab_rows + t;
+    if (t >= p.slab_rows || rr >= nr || !(with_sum || (first && q == 0))) continue;
+    double s = 0.0;
+    const float* row = at<float>(smem, L.uni) + rr * (p.W + 1);
     for (int w = 0; w < p.W; ++w) s += static_cast<double>(row[w]);
     if (with_sum) st.sum += s;
+    if (q == 0) s0 = s;
   }
-  at<double>(smem, L.red)[t] = s;
+  at<double>(smem, L.red)[t] = s0;
 }
 
 /// red[k_threads + i] = red[32 i .. 32 i + 31] summed in order (8 threads).
@@ -462,40 +470,68 @@ FB_HOST_DEVICE double x_block_sum(const x_layout& L, unsigned char* smem) {
 /// c * box is added back exactly at the end (x_d_stage), so no fp32 sum cancels a large constant
 /// (without it, the centred variance lost ~1e-5 relative at +100). Any c is exact algebra; the
 /// mean of the first slab is merely a good one, and for x ~ c the subtraction is exact (Sterbenz).
-FB_HOST_DEVICE void x_rows(const params& p, const x_layout& L, unsigned char* smem, int64_t r0, int nr, bool first,
-                           int t, x_state& st) {
+FB_HOST_DEVICE void x_rows(const params& p, const x_layout& L, unsigned char* smem, int64_t r0, int nr, int nr_first,
+                           bool first, int t, x_state& st) {
   if (first)
-    st.c = static_cast<float>(x_block_sum(L, smem) / (static_cast<double>(nr) * static_cast<double>(p.W)));
-  if (t >= nr) return;
-  const float* row = at<float>(smem, L.uni) + t * (p.W + 1);
+    st.c = static_cast<float>(x_block_sum(L, smem) / (static_cast<double>(nr_first) * static_cast<double>(p.W)));
+  if (t >= p.slab_rows || t >= nr) return;
+  // xr = 2 (second row present): both rows share every twiddle load (the w-stage was bound by
+  // shared-memory bandwidth: 8 broadcast twiddles per 16 FMAs); each row's sums are unchanged.
+  const int nrow = (p.xr == 2 && p.slab_rows + t < nr) ? 2 : 1;
+  const float* row0 = at<float>(smem, L.uni) + t * (p.W + 1);
+  const float* row1 = row0 + static_cast<int64_t>(p.slab_rows) * (p.W + 1);
   const float c = st.c;
   const cplx2* tww = at<cplx2>(smem, L.tww);
-  cplx acc[k_jmax];
+  cplx acc0[k_jmax], acc1[k_jmax];
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int j = 0; j < k_jmax; ++j) acc[j] = cplx{0.0f, 0.0f};
-  for (int w = 0; w < p.W; ++w) {
-    const float xv = row[w] - c;
+  for (int j = 0; j < k_jmax; ++j) acc0[j] = acc1[j] = cplx{0.0f, 0.0f};
+  if (nrow == 2) {
+    for (int w = 0; w < p.W; ++w) {
+      const float xv0 = row0[w] - c;
+      const float xv1 = row1[w] - c;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (int jj = 0; jj < k_jmax / 2; ++jj) {
-      const cplx2 tv = tww[w * (k_jmax / 2) + jj];
-      acc[2 * jj].re = dft::ffma(xv, tv.a.re, acc[2 * jj].re);
-      acc[2 * jj].im = dft::ffma(xv, tv.a.im, acc[2 * jj].im);
-      acc[2 * jj + 1].re = dft::ffma(xv, tv.b.re, acc[2 * jj + 1].re);
-      acc[2 * jj + 1].im = dft::ffma(xv, tv.b.im, acc[2 * jj + 1].im);
+      for (int jj = 0; jj < k_jmax / 2; ++jj) {
+        const cplx2 tv = tww[w * (k_jmax / 2) + jj];
+        acc0[2 * jj].re = dft::ffma(xv0, tv.a.re, acc0[2 * jj].re);
+        acc0[2 * jj].im = dft::ffma(xv0, tv.a.im, acc0[2 * jj].im);
+        acc0[2 * jj + 1].re = dft::ffma(xv0, tv.b.re, acc0[2 * jj + 1].re);
+        acc0[2 * jj + 1].im = dft::ffma(xv0, tv.b.im, acc0[2 * jj + 1].im);
+        acc1[2 * jj].re = dft::ffma(xv1, tv.a.re, acc1[2 * jj].re);
+        acc1[2 * jj].im = dft::ffma(xv1, tv.a.im, acc1[2 * jj].im);
+        acc1[2 * jj + 1].re = dft::ffma(xv1, tv.b.re, acc1[2 * jj + 1].re);
+        acc1[2 * jj + 1].im = dft::ffma(xv1, tv.b.im, acc1[2 * jj + 1].im);
+      }
+    }
+  } else {
+    for (int w = 0; w < p.W; ++w) {
+      const float xv0 = row0[w] - c;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int jj = 0; jj < k_jmax / 2; ++jj) {
+        const cplx2 tv = tww[w * (k_jmax / 2) + jj];
+        acc0[2 * jj].re = dft::ffma(xv0, tv.a.re, acc0[2 * jj].re);
+        acc0[2 * jj].im = dft::ffma(xv0, tv.a.im, acc0[2 * jj].im);
+        acc0[2 * jj + 1].re = dft::ffma(xv0, tv.b.re, acc0[2 * jj + 1].re);
+        acc0[2 * jj + 1].im = dft::ffma(xv0, tv.b.im, acc0[2 * jj + 1].im);
+      }
     }
   }
-  const int64_t r = r0 + t;
-  const int64_t d = r / p.H;
-  cplx2* dst = reinterpret_cast<cplx2*>(at<cplx>(smem, L.tw) + d * x_tw_plane(p) + (r - d * p.H) * p.js);
+  for (int q = 0; q < nrow; ++q) {
+    const int64_t r = r0 + static_cast<int64_t>(q) * p.slab_rows + t;
+    const int64_t d = r / p.H;
+    cplx2* dst = reinterpret_cast<cplx2*>(at<cplx>(smem, L.tw) + d * x_tw_plane(p) + (r - d * p.H) * p.js);
+    const cplx* acc = q == 0 ? acc0 : acc1;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int jj = 0; jj < k_jmax / 2; ++jj)
-    if (2 * jj < p.js) dst[jj] = cplx2{acc[2 * jj], acc[2 * jj + 1]};
+    for (int jj = 0; jj < k_jmax / 2; ++jj)
+      if (2 * jj < p.js) dst[jj] = cplx2{acc[2 * jj], acc[2 * jj + 1]};
+  }
 }
 
 /// a * b with explicit fused operations.
@@ -693,21 +729,23 @@ FB_HOST_DEVICE void x_program(Ex& ex, const params& p, int64_t block, unsigned c
   });
   ex.sync();
   const int64_t rows = static_cast<int64_t>(p.D) * p.H;
-  for (int64_t r0 = 0; r0 < rows; r0 += p.slab_rows) {
-    const int nr = static_cast<int>(min64(p.slab_rows, rows - r0));
+  const int nr_first = static_cast<int>(min64(p.slab_rows, rows));  // the centring slab
+  const int64_t group = static_cast<int64_t>(p.xr) * p.slab_rows;   // rows staged at once
+  for (int64_t r0 = 0; r0 < rows; r0 += group) {
+    const int nr = static_cast<int>(min64(group, rows - r0));
     ex.each_thread([&](int t, x_state&) {
       if (dft && r0 == 0) x_matrices(p, L, smem, t);
       x_stage_rows(p, L, smem, xvol, r0, nr, t);
     });
     ex.sync();
-    ex.each_thread([&](int t, x_state& st) { x_row_sums(p, L, smem, nr, with_sum, t, st); });
+    ex.each_thread([&](int t, x_state& st) { x_row_sums(p, L, smem, nr, with_sum, dft && r0 == 0, t, st); });
     ex.sync();
     if (dft) {
       if (r0 == 0) {
         ex.each_thread([&](int t, x_state&) { x_sum_warps(L, smem, t); });
         ex.sync();
       }
-      ex.each_thread([&](int t, x_state& st) { x_rows(p, L, smem, r0, nr, r0 == 0, t, st); });
+      ex.each_thread([&](int t, x_state& st) { x_rows(p, L, smem, r0, nr, nr_first, r0 == 0, t, st); });
       ex.sync();
     }
   }
