@@ -1035,13 +1035,15 @@ FB_HOST_DEVICE void gemm_main(const params& p, const gemm_layout& L, unsigned ch
   if (!uinfo[w].valid) return;
   const int pl = uinfo[w].pl;
   const cplx* twu = at<cplx>(smem, L.twu) + w * p.k;
-  const cplx* xs = at<cplx>(smem, L.xs + static_cast<std::size_t>(buf) * L.stage);
-  const cplx* gs = at<cplx>(smem, L.gs + static_cast<std::size_t>(buf) * L.stage);
-  for (int kc = 0; kc < nkc; ++kc) {
-    const cplx* g = gs + ((kc * p.npb + pl) * p.k) * k_lanes + lane;
+  // Running pointers (the kc loop steps them; index products were recomputed every step).
+  const cplx* g = at<cplx>(smem, L.gs + static_cast<std::size_t>(buf) * L.stage) + pl * p.k * k_lanes + lane;
+  const cplx* xr = at<cplx>(smem, L.xs + static_cast<std::size_t>(buf) * L.stage) + w * 2 * TB;
+  const int gstep = p.npb * p.k * k_lanes;
+  for (int kc = 0; kc < nkc; ++kc, g += gstep, xr += k_units * 2 * TB) {
     float a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f;
-    for (int tw = 0; tw < p.k; ++tw) {
-      const cplx gv = g[tw * k_lanes];
+    const cplx* gt = g;
+    for (int tw = 0; tw < p.k; ++tw, gt += k_lanes) {
+      const cplx gv = *gt;
       const cplx tv = twu[tw];
       a1 = dft::ffma(gv.re, tv.re, a1);
       a2 = dft::ffma(gv.im, tv.im, a2);
@@ -1050,7 +1052,6 @@ FB_HOST_DEVICE void gemm_main(const params& p, const gemm_layout& L, unsigned ch
     }
     const cplx wr{a1 - a2, a3 + a4};
     const cplx wc{a1 + a2, a3 - a4};
-    const cplx* xr = xs + ((kc * k_units + w) * 2) * TB;
     const cplx* xc = xr + TB;
     if constexpr (TB == 1) {
       dft::cmac(st.z0[0], xr[0], wr);
