@@ -10,12 +10,16 @@
 ///   ex.each_thread(f)  calls f(thread index t, State& thread's state) for the block's threads
 ///   ex.sync()          __syncthreads() on the device, nothing on the host
 /// where State is the program's per-thread register state (registers on the device, an array of
-/// 256 on the host).
+/// 256 on the host). Global -> shared copies go through copy8_async / copy4_async (cp.async on the
+/// device, completed by copy_wait* in the same thread before the next barrier; a plain copy on the
+/// host), so the device can keep many in flight without registers.
 ///
 /// Kernels, in launch order (training; eval runs prep without H1, x_program without the DFT, reduce
 /// without m2, finish):
 ///   prep     Wsum[ci, c] (fp64) and H1[ci][fd][th][tw][c] = sum_td w[ci, c, td, th, tw] e^{-2pi i td fd/D'}
 ///            for fd in [0, D'/2] (the weights' depth DFT; the other half is its conjugate).
+///   gspec    G[ci][pair][tw][c] = sum_th H1[ci][fd][th][tw][c] e^{-2pi i th fh/H'} for every row
+///            pair (fd, fh) (the weights' height DFT), once.
 ///   x        per (ci, b, fw-chunk): x's 3-D DFT on the n' grid, half spectrum along w, separable and
 ///            direct (w: real -> complex; h and d: complex, two mirrored outputs per four products),
 ///            of x - c (c: the block's first-slab mean) plus c times the box spectrum (no fp32 sum
@@ -23,9 +27,10 @@
 ///            (S[b, ci]).
 ///   gemm     per (8 units, 32 output channels, a batch tile): Z = sum_ci X W, accumulated in
 ///            registers, and sum over the units of w_f |Z|^2 (fp64) -> partial[group][b][c].
-///            W(f) is never stored: per input-channel chunk the block forms G[tw] = sum_th H1 *
-///            e^{-2pi i th fh/H'} for its row pairs in shared memory, and each thread finishes
-///            W(row, fw) and W(conj row, fw) from G and its own twiddles (4 products per tap).
+///            W(f) is never stored: per input-channel chunk the block copies the X and G tiles of
+///            its units and row pairs into shared memory (double-buffered, the next chunk's copies
+///            in flight during this chunk's products), and each thread finishes W(row, fw) and
+///            W(conj row, fw) from G and its own twiddles (4 products per tap).
 ///   reduce   m2[b, c] = scale^2/N' * sum over groups (fixed slices, fixed order); ybar[b, c].
 ///   finish   per channel: batch statistics, out, running buffers, num_batches_tracked.
 #include <cstddef>
