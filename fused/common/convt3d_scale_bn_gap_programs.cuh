@@ -1150,8 +1150,8 @@ constexpr std::size_t k_reduce_smem = k_slices * k_lanes * sizeof(double);
 
 /// Warp s's share of the group sum for 32 channels: 4 interleaved slices q = s + 8j (j = 0..3) of
 /// the 32, slice q summing groups q, q + 32, ... in order, then the 4 in order. Four independent
-/// accumulators and loads in flight per thread: only B * C_out/32 blocks run (64 at the default),
-/// and a single chain per thread would wait for ~100 L2/DRAM round trips in a row.
+/// accumulators and 16 loads in flight per thread: only B * C_out/32 blocks run (64 at the
+/// default), and a single chain per thread would wait for ~100 L2/DRAM round trips in a row.
 FB_HOST_DEVICE void reduce_slices(const params& p, unsigned char* smem, int64_t b, int64_t ct, int t) {
   const int s = t / k_lanes;
   const int c = t % k_lanes;
