@@ -45,6 +45,14 @@
 //   finish    9 us                                                    -                                      9 us
 //   total  2.07 ms                                                                                          0.7-0.85 ms
 //
+// MEASURED after this revision (H100 80GB HBM3, same ncu settings; self-test bitwise equal to the
+// host executor, memcheck/racecheck/synccheck clean): prep 17.9 us, gspec 67.9, x 422.4, gemm 956.8,
+// reduce 29.0, finish 9.3: 1.50 ms in all (selftest --bench, clean L2: 1510 us). prep met its
+// prediction; x (2.5x over) and gemm (~2x over) did not: the gemm runs at 68% SM and 63% L1/TEX
+// throughput, x at 41% SM and 51% L2, so both stay latency- or shared-memory-bound beyond what the
+// wavefront counts above assumed. Not yet found why; the next step is ncu's warp-stall and
+// shared-memory sections on these two kernels.
+//
 // gemm budget per warp and input channel: 128 product FFMA + 20 W-generation FFMA + 16 LDS.128 (X,
 // uniform: 32 wavefronts) + 5+5 LDS.64 (G per lane, twiddles uniform: 15) + ~30 other = ~200 issued,
 // plus ~34 for the copies; 1.76e6 warp-channel steps over 528 schedulers -> ~0.45 ms issue-bound, the
