@@ -164,15 +164,19 @@ value_judgement judge_values(const at::Tensor& got, const at::Tensor& ref32, con
   if (reference.violations == 0 || !fp64_rule) {
     j.rule = verdict_rule::fp32_reference;
     j.stats = compare_values(got, ref32, atol, rtol);
-  } else {
-    // The allowance is the fp32 reference's largest error on this tensor, for every element: PyTorch's
-    // rounding lands on other elements than a kernel's (another summation order), so its error at one
-    // element says nothing about the next; its worst error says how much fp32 rounding this case
-    // amplifies. It comes from the reference alone, never from the candidate.
-    j.rule = verdict_rule::fp64_allowance;
-    const at::Tensor r64 = ref64.detach().to(at::kDouble);
-    j.stats = compare_values(got, r64, atol, rtol, at::full_like(r64, reference.max_abs));
+    if (j.stats.violations == 0 || !fp64_rule) return j;
+    // The fp32 window is centred on PyTorch's rounding, not on the truth: a candidate more accurate
+    // than PyTorch but on the other side of the fp64 value can leave it (measured: #15 at 4.8e-6 from
+    // fp64 failed against a reference 1.4e-5 off). Such a case goes to the fp64 rule below, whose
+    // window is centred on the truth and no wider than the fp32 rule's widest point.
   }
+  // The allowance is the fp32 reference's largest error on this tensor, for every element: PyTorch's
+  // rounding lands on other elements than a kernel's (another summation order), so its error at one
+  // element says nothing about the next; its worst error says how much fp32 rounding this case
+  // amplifies. It comes from the reference alone, never from the candidate.
+  j.rule = verdict_rule::fp64_allowance;
+  const at::Tensor r64 = ref64.detach().to(at::kDouble);
+  j.stats = compare_values(got, r64, atol, rtol, at::full_like(r64, reference.max_abs));
   return j;
 }
 

@@ -441,8 +441,8 @@ void add_verify_command(CLI::App& app, command_action& run) {
   cmd->add_option("--junit", opt->junit_out, "Also write a JUnit XML report to FILE (for CI systems)");
   cmd->footer(
       "Verdicts: each fused case is judged against the fp32 libtorch reference (TF32 off) at atol/rtol; where that\n"
-      "reference is itself off fp64 by more than the tolerance, against fp64 with the reference's own largest error\n"
-      "as the allowance. The reference's semantics are checked in fp64 against an independent loop oracle.\n"
+      "reference is itself off fp64 by more than the tolerance, or the candidate misses it, against fp64 with the\n"
+      "reference's own largest error as the allowance. The reference's semantics are checked in fp64 against an independent loop oracle.\n"
       "Exit status: 0 every case passed, 1 a case failed or nothing was judged, 2 bad usage.\n"
       "\n"
       "Examples:\n"
