@@ -91,8 +91,21 @@ __global__ void __launch_bounds__(tile::k_threads) prep_kernel(const __grid_cons
 
 __global__ void __launch_bounds__(tile::k_threads) means_kernel(const __grid_constant__ plan pl,
                                                                 const __grid_constant__ args a) {
-  const int64_t item = static_cast<int64_t>(blockIdx.x) * tile::k_threads + threadIdx.x;
-  if (item < detail::means_items(pl)) detail::means_launch_item(pl, a, item);
+  const int64_t n_means = pl.g.batch * pl.g.c_out;
+  const int64_t mean_blocks = (n_means * detail::k_mean_lanes + tile::k_threads - 1) / tile::k_threads;
+  if (blockIdx.x >= mean_blocks) {
+    // The prefix tables of the centring: a thread per (b, co, phase with taps).
+    const int64_t item = (static_cast<int64_t>(blockIdx.x) - mean_blocks) * tile::k_threads + threadIdx.x;
+    if (item < detail::ptab_items(pl)) detail::ptab_item(pl, a, item);
+    return;
+  }
+  // One warp per (b, co); lane sums reduced in the fixed tree mean_from_lanes uses on the host.
+  const int64_t item = (static_cast<int64_t>(blockIdx.x) * tile::k_threads + threadIdx.x) / detail::k_mean_lanes;
+  if (item >= n_means) return;
+  const int lane = static_cast<int>(threadIdx.x) % detail::k_mean_lanes;
+  double v = detail::mean_lane_sum(pl, a, item, lane);
+  for (int off = detail::k_mean_lanes / 2; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);
+  if (lane == 0) a.ws[pl.off_ybar + item] = v / static_cast<double>(pl.spatial);
 }
 
 __global__ void __launch_bounds__(tile::k_threads) finalize_kernel(const __grid_constant__ plan pl,
@@ -169,8 +182,10 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   const auto s = static_cast<cudaStream_t>(stream);
   prep_kernel<<<static_cast<unsigned>(detail::prep_blocks(pl)), tile::k_threads, 0, s>>>(pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
-  const int64_t items = detail::means_items(pl);
-  means_kernel<<<static_cast<unsigned>((items + tile::k_threads - 1) / tile::k_threads), tile::k_threads, 0, s>>>(
+  const int64_t items = pl.g.batch * pl.g.c_out;
+  const int64_t blocks = (items * detail::k_mean_lanes + tile::k_threads - 1) / tile::k_threads +
+                         (detail::ptab_items(pl) + tile::k_threads - 1) / tile::k_threads;
+  means_kernel<<<static_cast<unsigned>(blocks), tile::k_threads, 0, s>>>(
       pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
   if (pl.training) launch_pass<true>(pl, a, s);

@@ -7,8 +7,9 @@
 /// Launch sequence (one stream):
 ///   1. prep      blocks [0, B*C_in): tap-box sums R[b, ci, tap] (tap_box_sums.cuh), x's centre;
 ///                blocks after: the weights arranged per (channel block, phase) (convt3d_tile.cuh).
-///   2. means     thread (b, co): ybar[b, co] = sum_ci sum_tap W R / (D'H'W'), fp64, no bias;
-///                threads after: per (b, co, phase) the prefix table of the centring (ptab_item).
+///   2. means     warp (b, co): ybar[b, co] = sum_ci sum_tap W R / (D'H'W'), fp64, no bias;
+///                blocks after, thread per (b, co, phase with taps): the prefix table of the
+///                centring (ptab_item).
 ///   3. pass 1    (training) the convolution, tile by tile; per tile and channel the centred sum
 ///                sum (y - ybar)^2 over its outputs -> m2_part[b, tile, co]. Nothing of output size.
 ///   4. finalize  block c: m2[b, c] = sum over tiles (fixed order); batch mean and biased variance
@@ -16,6 +17,7 @@
 ///                (eval: from running_var).
 ///   5. pass 2    the same convolution again (same tiles, chunks and FMA order: the same y) and
 ///                out = scale_c * (y - ybar_bc).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -116,11 +118,13 @@ inline plan make_plan(const problem& p, bool force_generic = false) {
           g.n_blocks);
   require(g.wt_floats < (int64_t{1} << 31), m, "in_channels*out_channels*kernel_size^3",
           "too large (arranged weights must be < 2^31 floats)", g.wt_floats);
-  require(p.batch * p.out_channels * (1 + (p.kernel_size < p.stride ? p.kernel_size : p.stride) *
-                                              (p.kernel_size < p.stride ? p.kernel_size : p.stride) *
-                                              (p.kernel_size < p.stride ? p.kernel_size : p.stride)) <
-              (int64_t{1} << 31),
-          m, "batch*out_channels", "too large (means items must be < 2^31)", p.batch * p.out_channels);
+  {
+    const int64_t m3 = std::min(p.kernel_size, p.stride) * std::min(p.kernel_size, p.stride) *
+                       std::min(p.kernel_size, p.stride);
+    // The means launch: a warp per mean, then a thread per prefix table.
+    require(p.batch * p.out_channels * (32 + m3) < (int64_t{1} << 31), m, "batch*out_channels",
+            "too large (threads of the means launch must be < 2^31)", p.batch * p.out_channels);
+  }
   // x's centre per (b, ci): the mean over the box of the tap with the most inputs (the whole
   // volume, or most of it; any value is exact, the mean makes x - c small).
   pl.centre_tap = 0;
@@ -226,23 +230,36 @@ FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t 
   });
 }
 
-/// ybar[b, co] for item = b * C_out + co: sum over ci, then taps in W's order, of W * R (fp64 FMA),
-/// over D'H'W'. Without the conv bias (it cancels in the output; finalize adds it for running_mean).
-FB_HOST_DEVICE void mean_item(const plan& pl, const args& a, int64_t item) {
+/// Lanes that share one mean: each sums every 32nd (ci, tap) product of the item, then a fixed tree.
+constexpr int k_mean_lanes = 32;
+
+/// Lane `lane`'s share of ybar[b, co] for item = b * C_out + co: the fp64 FMA sum of W * R over the
+/// flat (ci, tap) indices lane, lane + 32, ... (W in its own [ci][co][tap] order). A warp per item:
+/// a thread per item left 512 items at the default on 2 blocks, 91 us of serial fp64 FMAs (measured).
+FB_HOST_DEVICE double mean_lane_sum(const plan& pl, const args& a, int64_t item, int lane) {
   const tile::geometry& g = pl.g;
   const int64_t b = item / g.c_out, co = item % g.c_out;
   const double* r = a.ws + pl.off_box_r + b * g.c_in * pl.k3;
   double acc = 0.0;
-  for (int64_t ci = 0; ci < g.c_in; ++ci) {
-    const float* w = a.weight + (ci * g.c_out + co) * pl.k3;
-    for (int64_t t = 0; t < pl.k3; ++t) acc = fma(static_cast<double>(tile::load_ro(w + t)), r[ci * pl.k3 + t], acc);
+  for (int64_t j = lane; j < g.c_in * pl.k3; j += k_mean_lanes) {
+    const int64_t ci = j / pl.k3, t = j - ci * pl.k3;
+    acc = fma(static_cast<double>(tile::load_ro(a.weight + (ci * g.c_out + co) * pl.k3 + t)), r[j], acc);
   }
-  a.ws[pl.off_ybar + item] = acc / static_cast<double>(pl.spatial);
+  return acc;
 }
 
-/// Items of the means launch: B*C_out means, then one prefix table per (b, co, phase with taps).
-FB_HOST_DEVICE int64_t means_items(const plan& pl) {
-  return pl.g.batch * pl.g.c_out * (1 + pl.ptab_m * pl.ptab_m * pl.ptab_m);
+/// ybar[b, co] from the 32 lane sums, added in the fixed tree the device's shuffles use (offsets 16,
+/// 8, 4, 2, 1 into lane 0), over D'H'W'. Without the conv bias (it cancels in the output; finalize
+/// adds it for running_mean).
+FB_HOST_DEVICE double mean_from_lanes(const plan& pl, double (&lanes)[k_mean_lanes]) {
+  for (int off = k_mean_lanes / 2; off > 0; off /= 2)
+    for (int l = 0; l < off; ++l) lanes[l] += lanes[l + off];
+  return lanes[0] / static_cast<double>(pl.spatial);
+}
+
+/// Prefix tables of the centring, one per (b, co, phase with taps) (the means launch's blocks after the means).
+FB_HOST_DEVICE int64_t ptab_items(const plan& pl) {
+  return pl.g.batch * pl.g.c_out * pl.ptab_m * pl.ptab_m * pl.ptab_m;
 }
 
 /// The centring of y. The passes convolve x - c (c = centres(), per (b, ci)) instead of x, so
@@ -283,15 +300,6 @@ FB_HOST_DEVICE void ptab_item(const plan& pl, const args& a, int64_t item) {
                        at(i, j - 1, l - 1)) +
                       at(i - 1, j - 1, l - 1);
       }
-}
-
-/// Item `item` of the means launch (means_items): mean_item, then ptab_item.
-FB_HOST_DEVICE void means_launch_item(const plan& pl, const args& a, int64_t item) {
-  const int64_t n_means = pl.g.batch * pl.g.c_out;
-  if (item < n_means)
-    mean_item(pl, a, item);
-  else
-    ptab_item(pl, a, item - n_means);
 }
 
 /// ybar as an unevaluated fp32 sum hi + lo (|lo| <= ulp(hi)/2): y - hi is exact or rounded
@@ -480,6 +488,12 @@ struct write_policy {
     const int cbase = o.co0 - bp.cob * k_co_block;
     const int par = (pp.index & 1) * k_co_block;
     const bool dw = inner_dw(pl, pp, o);
+    // A warp's lanes write every s-th float of a row, so each 32-byte sector is written in parts by
+    // the row's w phases, which follow one another in the phase loop (r_w innermost). Measured on an
+    // H100 (ncu, default config): pass 2 moved ~3x the output's bytes through DRAM and took 488 us
+    // against pass 1's 240; storing all but the last w phase with L2 evict_last brought it to 429 us
+    // (DRAM still ~2.5x: partial sectors are still filled from DRAM). Full-sector stores are the fix.
+    const bool keep_in_l2 = (o.ow + g.dim[2].p) % g.dim[2].s != g.dim[2].s - 1;
     FB_UNROLL
     for (int c = 0; c < k_co_thread; ++c) {
       if (c >= o.n_co) break;
@@ -494,7 +508,7 @@ struct write_policy {
           centre_at(pl, a, bp.b, pp, o.co0 + c, o.qd, o.qh0 + r, o.qw, h, l);
           n = -(l * s);
         }
-        pc[o.oh[r] * w_out] = tile::fma32(st.acc.v[r][c] - h, s, n);
+        tile::store_out(pc + o.oh[r] * w_out, tile::fma32(st.acc.v[r][c] - h, s, n), keep_in_l2);
       }
     }
   }

@@ -90,6 +90,22 @@ static_assert(k_co_thread % 4 == 0, "weights are loaded as float4");
 constexpr std::size_t k_smem_two_per_sm_bytes = 110 * 1024;
 constexpr std::size_t k_smem_max_bytes = 227 * 1024;
 
+/// Stores an output value; `keep_in_l2` asks L2 to evict the line last (an L2 cache-policy hint on
+/// the GPU; the host has no such thing). The value stored is the same either way.
+FB_HOST_DEVICE void store_out(float* p, float v, bool keep_in_l2) {
+#if defined(__CUDA_ARCH__)
+  if (keep_in_l2) {
+    unsigned long long policy;
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(p), "f"(v), "l"(policy) : "memory");
+    return;
+  }
+#else
+  (void)keep_in_l2;
+#endif
+  *p = v;
+}
+
 /// Fused multiply-add with one rounding on both sides (FFMA on the GPU, fmaf on the host): written
 /// explicitly so that neither compiler's contraction choices can make host and device differ.
 /// (The host executor compiles its block loops a second time for CPUs with FMA, where fmaf is one

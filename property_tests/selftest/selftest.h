@@ -122,6 +122,7 @@ struct options {
   int cases = 300;            ///< random problems per model
   uint64_t seed = 20241122;
   bool with_default = true;   ///< also the KernelBench default sizes
+  bool boundary = true;       ///< the problems that cross each kernel's internal boundaries
   bool bench = false;         ///< time the default sizes (and what the model chooses to time)
 };
 

@@ -1,6 +1,6 @@
 // The self-test's framework and main(): every registered model's run_cuda vs its host executor.
 // Without a usable GPU it prints "SKIPPED: no CUDA device" and exits 0.
-// Usage: fused_cuda_selftest [--cases N] [--seed S] [--no-default] [--bench] [--model ID]...
+// Usage: fused_cuda_selftest [--cases N] [--seed S] [--no-default] [--default-only] [--bench] [--model ID]...
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -263,12 +263,15 @@ int main(int argc, char** argv) {
       opt.seed = std::strtoull(argv[++i], nullptr, 10);
     } else if (a == "--no-default") {
       opt.with_default = false;
+    } else if (a == "--default-only") {  // the default sizes alone (profiling): no random, no boundary problems
+      opt.cases = 0;
+      opt.boundary = false;
     } else if (a == "--bench") {
       opt.bench = true;
     } else if (a == "--model" && i + 1 < argc) {
       only.emplace_back(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--cases N] [--seed S] [--no-default] [--bench] [--model ID]...\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--cases N] [--seed S] [--no-default] [--default-only] [--bench] [--model ID]...\n", argv[0]);
       return 2;
     }
   }
