@@ -19,21 +19,27 @@
 // (bn::combine_sample_moments, fp64).
 //
 // The convolution (fused/common/convt3d_tile.cuh): phase (sub-pixel) decomposition; a block tile is
-// 2 x 8 x 32 bases (d, h, w) x 32 output channels over all s^3 phases; every warp works on one
+// 2 x 8 x 32 bases (d, h, w) x 16 output channels over all s^3 phases; every warp works on one
 // phase at a time, its lanes on 32 consecutive w bases (uniform tap loop, broadcast weights,
-// conflict-free x reads), a thread on 4 h bases x 16 channels in 64 fp32 registers. The x tile
-// (with halo, zero-filled outside the input) is staged once per block when all input channels fit
-// (at the default 16 channels: 57 KB), a phase's weights per phase (pre-arranged per phase in the
-// workspace: one float4 copy). For J0 = ceil(k/s) <= 2 (the default) the layout is compile-time
-// and each phase's taps are unrolled (8 variants): per tap, 4 x loads and 4 float4 weight loads
-// for 64 FMAs, every offset an immediate. fp32 FMAs, no TF32, no tensor cores.
+// conflict-free x reads), a thread on 4 h bases x 8 channels: 32 fp32 accumulators and 32 for the
+// partial sum of the current channel group (two-level accumulation: each output's products are
+// summed in groups of at most group_products, then the groups added; its rounding is never above
+// that of libtorch's GEMM-then-taps order, where one accumulator for all C_in x taps products was
+// up to 5x worse). The x tile (with halo, zero-filled outside the input) is staged once per block
+// when all input channels fit (at the default 16 channels: 57 KB), a phase's weights per phase
+// (pre-arranged per phase in the workspace: one float4 copy). For J0 = ceil(k/s) <= 2 (the
+// default) the layout is compile-time and each phase's taps are unrolled (8 variants): per tap,
+// 4 x loads and 2 float4 weight loads for 32 FMAs, every offset an immediate; a group's first
+// products start from 0 (no zeroing) and its end costs 32 FADDs. fp32 FMAs, no TF32, no tensor
+// cores.
 //
 // Threads whose phase has no output (tile edges, padded channels) skip the tap loop.
 // Resources (nvcc 13, sm_90, -Xptxas -v): the default path's kernels (J0 = 2, one channel chunk)
-// use 128 (statistics) and 127 (writing) registers with no spills, 108,608 and 73,792 bytes of
-// dynamic shared memory: two blocks per SM. The chunked instantiations (C_in beyond what fits,
-// e.g. > 16 at k=3, s=2) keep the accumulators live through staging and spill 8-96 bytes of
-// outer-loop state.
+// use 128 registers (statistics and writing) with no spills, 83,840 and 65,408 bytes of dynamic
+// shared memory: two blocks per SM (the register limit of __launch_bounds__(256, 2); at 80
+// registers, for three, they spill kilobytes). The chunked instantiations (C_in beyond what fits,
+// e.g. > 23 at k=3, s=2) keep both register tiles live through staging and spill 12-124 bytes;
+// the generic ones (J0 > 2) none.
 //
 // Determinism: no atomics at all. Every partial has one owner (thread slot, block slice, tile,
 // channel) and every reduction a fixed order that does not depend on the grid or the SM count;
@@ -61,7 +67,7 @@ using detail::plan;
 /// The GPU executor of a block program: this thread runs its share, barriers are __syncthreads.
 struct device_exec {
   struct state {
-    tile::acc_tile acc;
+    tile::acc_tile acc, part;
   };
   state st;
   template <class F>
@@ -85,8 +91,21 @@ __global__ void __launch_bounds__(tile::k_threads) prep_kernel(const __grid_cons
 
 __global__ void __launch_bounds__(tile::k_threads) means_kernel(const __grid_constant__ plan pl,
                                                                 const __grid_constant__ args a) {
-  const int64_t item = static_cast<int64_t>(blockIdx.x) * tile::k_threads + threadIdx.x;
-  if (item < pl.g.batch * pl.g.c_out) detail::mean_item(pl, a, item);
+  const int64_t n_means = pl.g.batch * pl.g.c_out;
+  const int64_t mean_blocks = (n_means * detail::k_mean_lanes + tile::k_threads - 1) / tile::k_threads;
+  if (blockIdx.x >= mean_blocks) {
+    // The prefix tables of the centring: a thread per (b, co, phase with taps).
+    const int64_t item = (static_cast<int64_t>(blockIdx.x) - mean_blocks) * tile::k_threads + threadIdx.x;
+    if (item < detail::ptab_items(pl)) detail::ptab_item(pl, a, item);
+    return;
+  }
+  // One warp per (b, co); lane sums reduced in the fixed tree mean_from_lanes uses on the host.
+  const int64_t item = (static_cast<int64_t>(blockIdx.x) * tile::k_threads + threadIdx.x) / detail::k_mean_lanes;
+  if (item >= n_means) return;
+  const int lane = static_cast<int>(threadIdx.x) % detail::k_mean_lanes;
+  double v = detail::mean_lane_sum(pl, a, item, lane);
+  for (int off = detail::k_mean_lanes / 2; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);
+  if (lane == 0) a.ws[pl.off_ybar + item] = v / static_cast<double>(pl.spatial);
 }
 
 __global__ void __launch_bounds__(tile::k_threads) finalize_kernel(const __grid_constant__ plan pl,
@@ -164,7 +183,9 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   prep_kernel<<<static_cast<unsigned>(detail::prep_blocks(pl)), tile::k_threads, 0, s>>>(pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
   const int64_t items = pl.g.batch * pl.g.c_out;
-  means_kernel<<<static_cast<unsigned>((items + tile::k_threads - 1) / tile::k_threads), tile::k_threads, 0, s>>>(
+  const int64_t blocks = (items * detail::k_mean_lanes + tile::k_threads - 1) / tile::k_threads +
+                         (detail::ptab_items(pl) + tile::k_threads - 1) / tile::k_threads;
+  means_kernel<<<static_cast<unsigned>(blocks), tile::k_threads, 0, s>>>(
       pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
   if (pl.training) launch_pass<true>(pl, a, s);

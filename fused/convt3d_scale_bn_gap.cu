@@ -1,4 +1,4 @@
-// CUDA path of convt3d_scale_bn_gap (KernelBench #77): five launches, each kernel one block program
+// CUDA path of convt3d_scale_bn_gap (KernelBench #77): six launches, each kernel one block program
 // of fused/common/convt3d_scale_bn_gap_programs.cuh run by a device executor (the host executor runs
 // the same programs; see that header for what each computes).
 //
@@ -7,12 +7,11 @@
 //     convolution is 2.7e11 MAC. By Parseval it is (1/N') sum_{f != 0} |Z(f)|^2 with
 //     Z = sum_ci X W per frequency: a complex (B x C_in) (C_in x C_out) product for each of the
 //     ~13,700 half-spectrum frequencies, 1.4e10 FLOP.
-//   - W(f) for all (ci, c) would be 896 MB: never stored. The prep kernel stores only the weights'
-//     depth transform H1 (18 MB, L2-resident while a depth plane's groups run); the gemm block forms
-//     the height transform G for its <= 2 row pairs in shared memory per input-channel chunk, and
-//     each thread finishes the width transform for its own frequency in registers, computing the
-//     frequency and its mirror from the same four products (row and conjugate row). W-generation
-//     then costs ~25% of the GEMM's FLOPs instead of ~50%.
+//   - W(f) for all (ci, c) would be 896 MB: never stored. prep stores the weights' depth transform
+//     H1 (18 MB), gspec their height transform G for every row pair (119 MB, written once); the
+//     gemm block copies the G rows of its <= 2 row pairs per input-channel chunk, and each thread
+//     finishes the width transform for its own frequency in registers, computing the frequency and
+//     its mirror from the same four products (row and conjugate row).
 //   - Each W value serves the whole batch tile (16 samples), each staged X value all 32 channels of
 //     the block (broadcast shared-memory loads); accumulators (2 rows x 16 samples complex = 64
 //     floats) stay in registers for all C_in; only w_f |Z|^2 per (b, c) leaves the block (fp64),
@@ -21,16 +20,44 @@
 //     a group run side by side and share it through L2).
 // Eval mode needs no variance: prep computes Wsum, x only the sums S, then reduce and finish.
 //
-// Expected cost at the default config (ESTIMATES from instruction counts, not yet measured; the
-// floor in harness/models/convt3d_scale_bn_gap.cpp is 2.13e10 useful FLOP = 0.32 ms at 67 TFLOP/s):
-//   gemm: 3440 blocks of 8 warps, 2 resident per SM (127 registers, 37 KB shared). Per thread and
-//     8-channel chunk: main ~1600 instructions (1024 of them the spectral product's FFMA), G stage
-//     ~300-600 (1 or 2 row pairs), X staging ~200: ~45% useful FFMA issue -> ~0.55 ms. L2 traffic
-//     ~1.5-2 GB (H1 for G, X once per channel tile), under the compute time if overlapped.
-//   x: 3072 blocks (3 fw chunks of 8, 8, 3 columns), ~4800 instructions per thread -> ~0.13 ms;
-//     DRAM: x 67 MB (re-read per chunk from L2) + X 112 MB written, ~60 us, overlapped.
-//   prep, reduce, finish: ~10 us each or less.  Total ~0.7 ms if issue-bound with latency hidden;
-//   0.75-1.0 ms expected.
+// Cost at the default config. Floor (harness/models/convt3d_scale_bn_gap.cpp): 2.13e10 useful FLOP
+// = 0.32 ms at 67 TFLOP/s. Measured before this revision on an H100 80GB HBM3 (Nsight Compute,
+// clock control none): 2.07 ms in all. The analysis (no GPU at hand: PTX, ptxas -v, counts per
+// warp; shared memory returns 128 B = 1 wavefront per clock per SM, a uniform LDS.128 costs 2,
+// a conflict-free per-lane LDS.128 4, LDS.64 1 uniform / 2 per-lane; 4 warp-instructions issue per
+// clock per SM) and what changed, with PREDICTED times (not yet measured; SM clock taken as 1.75 GHz):
+//
+//   kernel  before   found                                            change                                 predicted
+//   prep     55 us   each H1 thread re-read its k taps (32 lines per  taps read once into registers          15-20 us
+//                    warp load) for all 11 fd: L1/L2 busy, SM idle
+//   gspec       -    (new) G once per row pair; DRAM-write bound      119 MB written, ~2.7 TB/s              45-50 us
+//   x       547 us   d-stage read Th rows 64 B apart: 16 wavefronts   Th rows js+2 apart, Tw/Th planes       150-200 us
+//                    per LDS.128 instead of 4 (7x over the smem        padded (conflict-free); register tiles
+//                    budget); h-stage ~3 planes 2 KB apart per warp;   4 col x 3 fh / 4 col x 4 fd pairs with
+//                    w-stage 8 broadcast twiddles per 16 FMA (1.5x);   broadcast twiddle matrices; 2 rows
+//                    x staged with ~16 serial L2 round trips           per thread in the w-stage; cp.async
+//   gemm   1451 us   stage phase: ~28 dependent L2 round trips per    X and G tiles by cp.async, double-     450-550 us
+//                    8-channel chunk (~18K of ~25K cycles per chunk);  buffered (next chunk in flight);
+//                    G formed in every block for every pair it        G from gspec (the stage loop's ~245
+//                    touched (~4.75x redundant, ~80% of the product   instructions per combination gone);
+//                    loop's issue slots once latency is hidden)        running pointers in the product loop
+//   reduce   23 us   64 blocks, 4 loads in flight per thread          16 in flight (same order)              8-10 us
+//   finish    9 us                                                    -                                      9 us
+//   total  2.07 ms                                                                                          0.7-0.85 ms
+//
+// MEASURED after this revision (H100 80GB HBM3, same ncu settings; self-test bitwise equal to the
+// host executor, memcheck/racecheck/synccheck clean): prep 17.9 us, gspec 67.9, x 422.4, gemm 956.8,
+// reduce 29.0, finish 9.3: 1.50 ms in all (selftest --bench, clean L2: 1510 us). prep met its
+// prediction; x (2.5x over) and gemm (~2x over) did not: the gemm runs at 68% SM and 63% L1/TEX
+// throughput, x at 41% SM and 51% L2, so both stay latency- or shared-memory-bound beyond what the
+// wavefront counts above assumed. Not yet found why; the next step is ncu's warp-stall and
+// shared-memory sections on these two kernels.
+//
+// gemm budget per warp and input channel: 128 product FFMA + 20 W-generation FFMA + 16 LDS.128 (X,
+// uniform: 32 wavefronts) + 5+5 LDS.64 (G per lane, twiddles uniform: 15) + ~30 other = ~200 issued,
+// plus ~34 for the copies; 1.76e6 warp-channel steps over 528 schedulers -> ~0.45 ms issue-bound, the
+// shared-memory pipe at ~80% (47 wavefronts x 4 warps per 235 clocks). x per block (23 per SM):
+// w-stage ~2.6K, h-stage ~3.6K, d-stage ~2K, tables/staging/sums ~2-3K SM clocks -> ~0.15 ms.
 #include <cuda_runtime.h>
 
 #include <mutex>
@@ -78,6 +105,12 @@ __global__ void __launch_bounds__(k_threads, 2) gemm_kernel(const params p) {
   gemm_program<TB>(ex, p, blockIdx.x, smem);
 }
 
+__global__ void __launch_bounds__(k_threads) gspec_kernel(const params p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  device_exec<no_state> ex;
+  gspec_program(ex, p, blockIdx.x, smem);
+}
+
 __global__ void __launch_bounds__(k_threads) reduce_kernel(const params p) {
   extern __shared__ __align__(16) unsigned char smem[];
   device_exec<no_state> ex;
@@ -123,6 +156,7 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   const params p = bind(pl, x, weight, conv_bias, gamma, beta, running_mean, running_var, num_batches_tracked, out,
                         workspace);
   launch(prep_kernel, prep_blocks(p), prep_smem(p), stream, p);
+  if (p.training) launch(gspec_kernel, gspec_blocks(p), gspec_smem(p), stream, p);
   if (p.training)
     launch(x_kernel<true>, x_blocks(p, true), pl.x_smem, stream, p);
   else

@@ -113,6 +113,9 @@ void run_host(const problem& prob, const float* x, const float* weight, const fl
   run_blocks<no_state>(prep_blocks(p), prep_smem(p), [&](auto& ex, int64_t blk, unsigned char* smem) {
     prep_program(ex, p, blk, smem);
   });
+  run_blocks<no_state>(gspec_blocks(p), gspec_smem(p), [&](auto& ex, int64_t blk, unsigned char* smem) {
+    gspec_program(ex, p, blk, smem);
+  });
   run_blocks<x_state>(x_blocks(p, p.training), pl.x_smem, [&](auto& ex, int64_t blk, unsigned char* smem) {
     x_program(ex, p, blk, smem, p.training);
   });

@@ -157,22 +157,26 @@ error_stats compare_values(const at::Tensor& got_in, const at::Tensor& ref_in, d
 }
 
 value_judgement judge_values(const at::Tensor& got, const at::Tensor& ref32, const at::Tensor& ref64, double atol,
-                             double rtol) {
+                             double rtol, bool fp64_rule) {
   value_judgement j;
   const error_stats reference = compare_values(ref32, ref64, atol, rtol);
   j.reference_error = reference.max_abs;
-  if (reference.violations == 0) {
+  if (reference.violations == 0 || !fp64_rule) {
     j.rule = verdict_rule::fp32_reference;
     j.stats = compare_values(got, ref32, atol, rtol);
-  } else {
-    // The allowance is the fp32 reference's largest error on this tensor, for every element: PyTorch's
-    // rounding lands on other elements than a kernel's (another summation order), so its error at one
-    // element says nothing about the next; its worst error says how much fp32 rounding this case
-    // amplifies. It comes from the reference alone, never from the candidate.
-    j.rule = verdict_rule::fp64_allowance;
-    const at::Tensor r64 = ref64.detach().to(at::kDouble);
-    j.stats = compare_values(got, r64, atol, rtol, at::full_like(r64, reference.max_abs));
+    if (j.stats.violations == 0 || !fp64_rule) return j;
+    // The fp32 window is centred on PyTorch's rounding, not on the truth: a candidate more accurate
+    // than PyTorch but on the other side of the fp64 value can leave it (measured: #15 at 4.8e-6 from
+    // fp64 failed against a reference 1.4e-5 off). Such a case goes to the fp64 rule below, whose
+    // window is centred on the truth and no wider than the fp32 rule's widest point.
   }
+  // The allowance is the fp32 reference's largest error on this tensor, for every element: PyTorch's
+  // rounding lands on other elements than a kernel's (another summation order), so its error at one
+  // element says nothing about the next; its worst error says how much fp32 rounding this case
+  // amplifies. It comes from the reference alone, never from the candidate.
+  j.rule = verdict_rule::fp64_allowance;
+  const at::Tensor r64 = ref64.detach().to(at::kDouble);
+  j.stats = compare_values(got, r64, atol, rtol, at::full_like(r64, reference.max_abs));
   return j;
 }
 
@@ -301,7 +305,7 @@ check_result check_equivalence(const model_entry& model, const implementation& c
     if (checksums(c1) != before) fail(mismatch::input_modified, "an input or parameter changed during the call");
 
     const value_judgement values =
-        judge_values(out1.out.output, exp1.fp32.output, exp1.fp64.output, opt.atol, opt.rtol);
+        judge_values(out1.out.output, exp1.fp32.output, exp1.fp64.output, opt.atol, opt.rtol, opt.fp64_rule);
     r.rule = values.rule;
     r.vs_expected = values.stats;
     r.expected_vs_fp64 = values.reference_error;
@@ -311,7 +315,8 @@ check_result check_equivalence(const model_entry& model, const implementation& c
     if (r.vs_expected.violations > 0 && !r.has(mismatch::unwritten)) fail(mismatch::values, describe_violation(values, opt));
     for (const std::string& name : model.buffer_names(c.first.config)) {
       const value_judgement b =
-          judge_values(out1.buffers.at(name), exp1.fp32.buffers.at(name), exp1.fp64.buffers.at(name), opt.atol, opt.rtol);
+          judge_values(out1.buffers.at(name), exp1.fp32.buffers.at(name), exp1.fp64.buffers.at(name), opt.atol, opt.rtol,
+                       opt.fp64_rule);
       if (b.stats.violations > 0) {
         std::ostringstream os;
         os << name << " differs (rule " << to_string(b.rule) << "): got " << b.stats.got_at_worst << ", reference "
@@ -333,11 +338,11 @@ check_result check_equivalence(const model_entry& model, const implementation& c
       const expected_results& exp2 = c.fresh_expected;
       const run_output out3 = run_once(model, candidate, c2, exp2.fp32.output.sizes());
       const value_judgement v2 =
-          judge_values(out3.out.output, exp2.fp32.output, exp2.fp64.output, opt.atol, opt.rtol);
+          judge_values(out3.out.output, exp2.fp32.output, exp2.fp64.output, opt.atol, opt.rtol, opt.fp64_rule);
       std::string buffer_errors;
       for (const std::string& name : model.buffer_names(c.fresh.config))
         if (judge_values(out3.buffers.at(name), exp2.fp32.buffers.at(name), exp2.fp64.buffers.at(name), opt.atol,
-                         opt.rtol)
+                         opt.rtol, opt.fp64_rule)
                 .stats.violations > 0)
           buffer_errors += (buffer_errors.empty() ? "" : ", ") + name;
       const int64_t unwritten = out3.out.unwritten_count();

@@ -43,8 +43,8 @@ enum class verdict_rule {
   none,              ///< no values were judged (the case threw, was not run, or is a timing row)
   fp32_reference,    ///< |cand - ref32| <= atol + rtol*|ref32|: the fp32 reference is itself within
                      ///< tolerance of fp64 everywhere, so it is the expectation
-  fp64_allowance,    ///< the fp32 reference misses fp64 somewhere, so the candidate is judged against
-                     ///< fp64 with the reference's own largest error as the allowance:
+  fp64_allowance,    ///< the fp32 reference misses fp64 somewhere, or the candidate misses the fp32
+                     ///< window: judged against fp64 with the reference's own largest error as the allowance:
                      ///< |cand - ref64| <= atol + rtol*|ref64| + max|ref32 - ref64| at every element
   fp64_oracle,       ///< the reference's semantics: the libtorch reference run in fp64 against the
                      ///< independent fp64 loop oracle, at a tolerance of 1e-9

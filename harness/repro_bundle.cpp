@@ -55,6 +55,7 @@ std::string save_repro_bundle(const repro_bundle& b, const std::string& dir) {
               {"params", b.recipe.params == ref::param_init::randomized ? "random" : "default"},
               {"atol", b.options.atol},
               {"rtol", b.options.rtol},
+              {"fp64_rule", b.options.fp64_rule},
               {"outcome", std::string(to_string(b.verdict.result))},
               {"rule", std::string(to_string(b.verdict.rule))},
               {"mismatches", mismatches},

@@ -81,11 +81,12 @@ echo '{"in_channels": 3,' > "$tmp/bad.json"
 one_line_exit2 "truncated --config JSON" verify --device cpu --model convt2d_mul_gap --config "$tmp/bad.json"
 
 # A deliberately failing case writes a bundle; its repro line carries the tolerances; replaying the
-# bundle fails the same way, once, from its saved tensors.
-out=$("$fb" verify --device cpu --model convt2d_mul_gap --cases 1 --atol 0 --rtol 0 --save-failures "$tmp/fail" 2>&1)
+# bundle fails the same way, once, from its saved tensors. (Plain --atol 0 --rtol 0 is no failure for
+# a kernel as accurate as PyTorch: the fp64 rule takes over. --strict-fp32 asks for libtorch's bits.)
+out=$("$fb" verify --device cpu --model convt2d_mul_gap --cases 1 --strict-fp32 --atol 0 --rtol 0 --save-failures "$tmp/fail" 2>&1)
 rc=$?
-check "atol 0 rtol 0 fails (rc $rc)" test "$rc" -eq 1
-check "repro line carries --atol 0 --rtol 0" grep -q -- "--atol 0 --rtol 0" <<<"$out"
+check "strict fp32 at atol 0 rtol 0 fails (rc $rc)" test "$rc" -eq 1
+check "repro line carries --atol 0 --rtol 0 --strict-fp32" grep -q -- "--atol 0 --rtol 0 --strict-fp32" <<<"$out"
 bundle=$(ls -d "$tmp"/fail/convt2d_mul_gap_fused_host_* 2>/dev/null | head -n 1)
 check "a bundle was written" test -n "$bundle" -a -f "$bundle/tensors.pt" -a -f "$bundle/config.json"
 if [ -n "$bundle" ]; then

@@ -268,6 +268,30 @@ TEST(EquivalenceDoubles, CandidateWorseThanTheFp32ReferenceOnAnIllConditionedCas
   EXPECT_FALSE(r.has(mismatch::stale)) << r.message;
 }
 
+TEST(EquivalenceDoubles, MoreAccurateThanTheFp32ReferenceButRoundingTheOtherWayPasses) {
+  // A well-conditioned output whose fp32 reference sits 0.9 of the tolerance above fp64 at every
+  // element (within tolerance: the fp32 rule applies). A candidate 0.5 of the tolerance below fp64 is
+  // more accurate than the reference, yet 1.4 tolerances away from it: the fp64 rule must pass it.
+  // One 2.5 tolerances below fp64 is worse than the reference by more than the tolerance: it fails.
+  const double atol = 1e-5, rtol = 1e-5;
+  const at::Tensor ref64 = at::linspace(-2.0, 2.0, 1001, at::kDouble);
+  const at::Tensor bound = atol + rtol * ref64.abs();
+  const at::Tensor ref32 = (ref64 + 0.9 * bound).to(at::kFloat);
+  const auto judge = [&](double factor, bool fp64_rule) {
+    return fb::judge_values((ref64 + factor * bound).to(at::kFloat), ref32, ref64, atol, rtol, fp64_rule);
+  };
+  const fb::value_judgement inside = judge(0.5, true);
+  EXPECT_EQ(inside.rule, fb::verdict_rule::fp32_reference);
+  EXPECT_EQ(inside.stats.violations, 0);
+  const fb::value_judgement other_side = judge(-0.5, true);
+  EXPECT_EQ(other_side.rule, fb::verdict_rule::fp64_allowance);
+  EXPECT_EQ(other_side.stats.violations, 0);
+  EXPECT_GT(judge(-0.5, false).stats.violations, 0) << "precondition: the fp32 window alone fails it";
+  const fb::value_judgement worse = judge(-2.5, true);
+  EXPECT_EQ(worse.rule, fb::verdict_rule::fp64_allowance);
+  EXPECT_GT(worse.stats.violations, 0);
+}
+
 TEST(EquivalenceDoubles, WellConditionedCasesAreJudgedAgainstTheFp32Reference) {
   const check_result r = check(plain_model(), fb::reference_implementation(plain_model(), fb::device_kind::cpu));
   EXPECT_EQ(r.rule, fb::verdict_rule::fp32_reference);

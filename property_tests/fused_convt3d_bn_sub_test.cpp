@@ -181,7 +181,50 @@ RC_GTEST_PROP(FusedConvt3dTile, EveryOutputExactlyOnceAndTapsInsideTheTile, ()) 
   for (int h : hits) RC_ASSERT(h == 1);
 }
 
-// stage_x writes exactly the block's input tile (zero outside the input), for every chunk.
+// The two-level accumulation's group length (products per partial sum) at known shapes: the
+// default (C_in 16, k 3, s 2: two channels of the 8-tap phase), the 61-channel k 6 s 2 case that
+// the single accumulator failed (two channels of 27 taps), and C_in 1 or 9 with k 7 s 1 (one d-slab
+// of 49 taps: the 343 taps of a channel split into 7 partial sums).
+TEST(FusedConvt3dTile, GroupLengthsAtKnownShapes) {
+  EXPECT_EQ(tile::group_products_for(16, 2), 16);
+  EXPECT_EQ(tile::group_products_for(61, 3), 54);
+  EXPECT_EQ(tile::group_products_for(1, 7), 49);
+  EXPECT_EQ(tile::group_products_for(9, 7), 49);
+  EXPECT_EQ(tile::group_products_for(1, 1), 1);
+  EXPECT_EQ(tile::group_products_for(1, 2), 8);  // J0 <= 2: whole channels (the unrolled variants)
+}
+
+// Every phase's partial sums hold at most group_products products (so no phase rounds worse than
+// the one with the most taps), the groups tile the products exactly, and the rounding figure of the
+// phase with the most taps (products per group + groups) is never above libtorch's, C_in + taps.
+RC_GTEST_PROP(FusedConvt3dTile, GroupsAreNoLongerThanTheLongestAndNeverWorseThanLibtorch, ()) {
+  const small_problem sp0 = draw_tiling_problem();
+  small_problem sp = sp0;
+  sp.c_in = *rc::gen::inRange<int64_t>(1, 300);
+  const tile::geometry g = geometry_of(sp);
+  const int64_t m = g.group_products;
+  for (int ph = 0; ph < g.n_phases; ++ph) {
+    const tile::phase_pos pp = tile::phase_of(g, ph);
+    if (pp.taps == 0) continue;
+    int64_t products = 0, groups = 0;
+    if (pp.group > 0) {
+      RC_ASSERT(pp.group <= sp.c_in);
+      RC_ASSERT(static_cast<int64_t>(pp.group) * pp.taps <= m);
+      products = static_cast<int64_t>(pp.group) * pp.taps;
+      groups = fb::fused::ceil_div(sp.c_in, static_cast<int64_t>(pp.group));
+    } else {
+      RC_ASSERT(g.variant == 0);  // slab groups only in the generic loop
+      RC_ASSERT(pp.slabs >= 1 && pp.slabs < pp.jd);
+      RC_ASSERT(static_cast<int64_t>(pp.slabs) * pp.jh * pp.jw <= m);
+      products = static_cast<int64_t>(pp.slabs) * pp.jh * pp.jw;
+      groups = sp.c_in * fb::fused::ceil_div(static_cast<int64_t>(pp.jd), static_cast<int64_t>(pp.slabs));
+    }
+    if (pp.taps == g.j0 * g.j0 * g.j0) RC_ASSERT(products + groups <= sp.c_in + pp.taps);
+  }
+}
+
+// stage_x writes exactly the block's input tile (zero outside the input), for every chunk, minus
+// the channel's centre when there are centres.
 RC_GTEST_PROP(FusedConvt3dTile, StageXCopiesTheTile, ()) {
   const small_problem sp = draw_tiling_problem();
   const bool generic = *rc::gen::arbitrary<bool>();
@@ -196,12 +239,16 @@ RC_GTEST_PROP(FusedConvt3dTile, StageXCopiesTheTile, ()) {
   const tile::block_pos bp = tile::block_of(g, block);
   std::vector<float> xs(static_cast<std::size_t>(g.ci_chunk * g.x_ci), std::numeric_limits<float>::quiet_NaN());
   const int group = *rc::gen::element(1, 4);
+  std::vector<float> centres(static_cast<std::size_t>(sp.batch * sp.c_in));
+  for (std::size_t e = 0; e < centres.size(); ++e) centres[e] = 0.5f * static_cast<float>(e) + 3.0f;  // exact x - c
+  const bool centred = *rc::gen::arbitrary<bool>();
+  const float* cp = centred ? centres.data() : nullptr;
   for (int tid = 0; tid < tile::k_threads; ++tid) {
-    if (g.variant == 2 && group == 4) tile::stage_x<2, 4>(g, bp, cc, tid, x.data(), xs.data());
-    else if (g.variant == 2) tile::stage_x<2, 1>(g, bp, cc, tid, x.data(), xs.data());
-    else if (g.variant == 1) tile::stage_x<1, 4>(g, bp, cc, tid, x.data(), xs.data());
-    else if (group == 4) tile::stage_x<0, 4>(g, bp, cc, tid, x.data(), xs.data());
-    else tile::stage_x<0, 1>(g, bp, cc, tid, x.data(), xs.data());
+    if (g.variant == 2 && group == 4) tile::stage_x<2, 4>(g, bp, cc, tid, x.data(), cp, xs.data());
+    else if (g.variant == 2) tile::stage_x<2, 1>(g, bp, cc, tid, x.data(), cp, xs.data());
+    else if (g.variant == 1) tile::stage_x<1, 4>(g, bp, cc, tid, x.data(), cp, xs.data());
+    else if (group == 4) tile::stage_x<0, 4>(g, bp, cc, tid, x.data(), cp, xs.data());
+    else tile::stage_x<0, 1>(g, bp, cc, tid, x.data(), cp, xs.data());
   }
   const int64_t n_ci = std::min(g.ci_chunk, sp.c_in - cc * g.ci_chunk);
   for (int64_t ci = 0; ci < g.ci_chunk; ++ci)
@@ -217,8 +264,9 @@ RC_GTEST_PROP(FusedConvt3dTile, StageXCopiesTheTile, ()) {
                         iw = bp.q0[2] - (g.j0 - 1) + xw;
           const bool inside = id >= 0 && id < D && ih >= 0 && ih < H && iw >= 0 && iw < W;
           const int64_t cg = cc * g.ci_chunk + ci;
+          const float c = centred ? centres[static_cast<std::size_t>(bp.b * sp.c_in + cg)] : 0.0f;
           const float want =
-              inside ? x[static_cast<std::size_t>((((bp.b * sp.c_in + cg) * D + id) * H + ih) * W + iw)] : 0.0f;
+              inside ? x[static_cast<std::size_t>((((bp.b * sp.c_in + cg) * D + id) * H + ih) * W + iw)] - c : 0.0f;
           RC_ASSERT(got == want);
         }
 }
@@ -349,7 +397,7 @@ bn_case draw_case(bool big_channels_or_planes) {
   p.kernel_size = *rc::gen::inRange<int64_t>(1, 8);
   p.stride = *rc::gen::inRange<int64_t>(1, 5);
   const int shape = *rc::gen::inRange(0, big_channels_or_planes ? 3 : 1);
-  // shape 0: small everything; 1: C_out past one 32-channel block; 2: wide planes (several w tiles
+  // shape 0: small everything; 1: C_out past two 16-channel blocks; 2: wide planes (several w tiles
   // of 32 bases when s = 1) and several d and h tiles.
   p.batch = *rc::gen::inRange<int64_t>(1, shape == 0 ? 4 : 3);
   p.in_channels = *rc::gen::inRange<int64_t>(1, shape == 1 ? 3 : 6);
@@ -559,6 +607,12 @@ RC_GTEST_PROP(FusedConvT3dBnSubHost, VariantsAndChunksAreBitwiseIdentical, ()) {
   bn_case c = draw_case(false);
   c.prob.in_channels = *rc::gen::inRange<int64_t>(2, 9);
   c.prob.batch = 1;  // four runs per case: keep them small
+  const bs::problem& p = c.prob;
+  if (fb::fused::convt_output_size(p.depth, p.kernel_size, p.stride, p.padding, 0) *
+          fb::fused::convt_output_size(p.height, p.kernel_size, p.stride, p.padding, 0) *
+          fb::fused::convt_output_size(p.width, p.kernel_size, p.stride, p.padding, 0) ==
+      1)
+    c.prob.training = false;  // one value per channel now: PyTorch (and make_plan) refuse training
   c.x.resize(static_cast<std::size_t>(c.prob.batch * c.prob.in_channels * c.prob.depth * c.prob.height *
                                       c.prob.width));
   c.w.resize(static_cast<std::size_t>(c.prob.in_channels * c.prob.out_channels * c.prob.kernel_size *
@@ -625,11 +679,11 @@ TEST(FusedConvT3dBnSub, RejectsInvalidProblemsNamingTheField) {
 
 TEST(FusedConvT3dBnSub, WorkspaceAtDefault) {
   // The figure quoted in fused/convt3d_bn_sub.h.
-  EXPECT_EQ(bs::workspace_bytes(default_problem()), 3690752u + 256u);
+  EXPECT_EQ(bs::workspace_bytes(default_problem()), 4203776u + 256u);
   const bs::detail::plan pl = bs::detail::make_plan(default_problem());
   EXPECT_EQ(pl.g.variant, 2);         // k=3, s=2: two taps at most per dimension, unrolled
   EXPECT_EQ(pl.g.n_ci_chunks, 1);     // all 16 input channels staged once per block
-  EXPECT_EQ(pl.g.n_blocks, 16 * 32);  // 8 x 4 x 1 tiles per sample, one channel block
+  EXPECT_EQ(pl.g.n_blocks, 16 * 32 * 2);  // 8 x 4 x 1 tiles per sample, two 16-channel blocks
   EXPECT_LE(pl.smem_stats_bytes, tile::k_smem_two_per_sm_bytes);  // two blocks per SM
 }
 

@@ -5,9 +5,11 @@
 /// ex.sync(), the host thread by thread (see convt3d_tile.cuh).
 ///
 /// Launch sequence (one stream):
-///   1. prep      blocks [0, B*C_in): tap-box sums R[b, ci, tap] (tap_box_sums.cuh);
+///   1. prep      blocks [0, B*C_in): tap-box sums R[b, ci, tap] (tap_box_sums.cuh), x's centre;
 ///                blocks after: the weights arranged per (channel block, phase) (convt3d_tile.cuh).
-///   2. means     thread (b, co): ybar[b, co] = sum_ci sum_tap W R / (D'H'W'), fp64, no bias.
+///   2. means     warp (b, co): ybar[b, co] = sum_ci sum_tap W R / (D'H'W'), fp64, no bias;
+///                blocks after, thread per (b, co, phase with taps): the prefix table of the
+///                centring (ptab_item).
 ///   3. pass 1    (training) the convolution, tile by tile; per tile and channel the centred sum
 ///                sum (y - ybar)^2 over its outputs -> m2_part[b, tile, co]. Nothing of output size.
 ///   4. finalize  block c: m2[b, c] = sum over tiles (fixed order); batch mean and biased variance
@@ -15,6 +17,7 @@
 ///                (eval: from running_var).
 ///   5. pass 2    the same convolution again (same tiles, chunks and FMA order: the same y) and
 ///                out = scale_c * (y - ybar_bc).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -35,16 +38,17 @@ using tile::k_co_thread;
 using tile::k_threads;
 
 /// Channel stride of the statistics pass's per-thread slots [fp64]: k_threads + 1, so that the
-/// final reduction, whose lanes read 16 channels at once, hits 16 different bank pairs instead of
-/// one bank 32 times (the slots of one channel are 2 KB apart otherwise).
+/// final reduction, whose half-warps read 8 channels of two warp columns at once, hits 8 different
+/// bank pairs (2-way conflicts) instead of one bank 16 times (the slots of one channel are 2 KB
+/// apart otherwise).
 constexpr int k_m2_stride = k_threads + 1;
 /// Shared memory of the statistics pass's own region: per-thread fp64 partials [k_co_thread][k_m2_stride],
-/// the block's slice sums [k_threads / k_co_block][k_co_block] (fp64), and the block channels' means
-/// as hi + lo fp32 pairs.
+/// the block's slice sums [k_threads / k_co_block][k_co_block] (fp64), and the block channels'
+/// centres of the current phase (centre_table) as hi + lo fp32 pairs, double-buffered by phase.
 constexpr std::size_t k_stats_smem_bytes = sizeof(double) * (k_co_thread * k_m2_stride + k_threads) +
-                                           sizeof(float) * 2 * k_co_block;
-/// The writing pass's region: hi, scale and -lo*scale per block channel (fp32).
-constexpr std::size_t k_write_smem_bytes = sizeof(float) * 3 * k_co_block;
+                                           sizeof(float) * 2 * 2 * k_co_block;
+/// The writing pass's region: the scale, then hi and -lo*scale per block channel and phase parity (fp32).
+constexpr std::size_t k_write_smem_bytes = sizeof(float) * 5 * k_co_block;
 
 /// Everything derived from a problem. Workspace offsets count doubles from the aligned base.
 struct plan {
@@ -52,7 +56,12 @@ struct plan {
   int64_t k3;                  ///< k^3 taps
   int64_t spatial;             ///< D'*H'*W'
   int64_t box_a, box_b;        ///< tap_box_sums scratch doubles per (b, ci) volume
-  int64_t off_box_a, off_box_b, off_box_r, off_ybar, off_m2_part, off_m2_bc, off_scale, off_wt;
+  int64_t centre_tap;          ///< the tap whose box has the most inputs: x's centre is its box mean
+  double centre_count;         ///< inputs in that box (0: no tap reads any input; centres 0)
+  int64_t ptab_m;              ///< phases with taps per dimension: min(k, s)
+  int64_t ptab_per_bc;         ///< prefix-table doubles per (b, co): (k + ptab_m)^3
+  int64_t off_box_a, off_box_b, off_box_r, off_ybar, off_m2_part, off_m2_bc, off_scale, off_centre, off_ptab,
+      off_wt;
   int64_t n_doubles;
   std::size_t workspace_bytes;
   std::size_t smem_stats_bytes, smem_write_bytes;  ///< dynamic shared memory of pass 1 and pass 2
@@ -109,6 +118,28 @@ inline plan make_plan(const problem& p, bool force_generic = false) {
           g.n_blocks);
   require(g.wt_floats < (int64_t{1} << 31), m, "in_channels*out_channels*kernel_size^3",
           "too large (arranged weights must be < 2^31 floats)", g.wt_floats);
+  {
+    const int64_t m3 = std::min(p.kernel_size, p.stride) * std::min(p.kernel_size, p.stride) *
+                       std::min(p.kernel_size, p.stride);
+    // The means launch: a warp per mean, then a thread per prefix table.
+    require(p.batch * p.out_channels * (32 + m3) < (int64_t{1} << 31), m, "batch*out_channels",
+            "too large (threads of the means launch must be < 2^31)", p.batch * p.out_channels);
+  }
+  // x's centre per (b, ci): the mean over the box of the tap with the most inputs (the whole
+  // volume, or most of it; any value is exact, the mean makes x - c small).
+  pl.centre_tap = 0;
+  pl.centre_count = 0.0;
+  for (int64_t t = 0; t < pl.k3; ++t) {
+    const int64_t tap[3] = {t / (p.kernel_size * p.kernel_size), (t / p.kernel_size) % p.kernel_size,
+                            t % p.kernel_size};
+    double n = 1.0;
+    for (int d = 0; d < 3; ++d)
+      n *= static_cast<double>(
+          convt_tap_interval(g.dim[d].n_in, g.dim[d].n_out, p.stride, p.padding, tap[d]).size());
+    if (n > pl.centre_count) pl.centre_count = n, pl.centre_tap = t;
+  }
+  pl.ptab_m = p.kernel_size < p.stride ? p.kernel_size : p.stride;
+  pl.ptab_per_bc = (p.kernel_size + pl.ptab_m) * (p.kernel_size + pl.ptab_m) * (p.kernel_size + pl.ptab_m);
   pl.box_a = box_sums::scratch_a(g.dim[0], g.dim[2]);
   pl.box_b = box_sums::scratch_b(g.dim[0], g.dim[2]);
   const int64_t volumes = p.batch * p.in_channels;
@@ -119,7 +150,9 @@ inline plan make_plan(const problem& p, bool force_generic = false) {
   pl.off_m2_part = pl.off_ybar + p.batch * p.out_channels;
   pl.off_m2_bc = pl.off_m2_part + p.batch * g.tiles_per_sample * p.out_channels;
   pl.off_scale = pl.off_m2_bc + p.batch * p.out_channels;
-  pl.off_wt = ((pl.off_scale + p.out_channels + 1) / 2) * 2;  // 16-byte aligned: float4 copies
+  pl.off_centre = pl.off_scale + p.out_channels;  // fp32 [B][C_in]
+  pl.off_ptab = pl.off_centre + (volumes + 1) / 2;
+  pl.off_wt = ((pl.off_ptab + p.batch * p.out_channels * pl.ptab_per_bc + 1) / 2) * 2;  // 16-byte aligned
   pl.n_doubles = pl.off_wt + (g.wt_floats + 1) / 2;
   pl.workspace_bytes = fb::fused::detail::workspace_bytes_for(pl.n_doubles);
   const std::size_t conv_bytes = static_cast<std::size_t>(g.smem_conv_floats) * sizeof(float);
@@ -149,6 +182,23 @@ FB_HOST_DEVICE float* arranged_weights(const plan& pl, const args& a) {
   return reinterpret_cast<float*>(a.ws + pl.off_wt);
 }
 
+/// x's centres, fp32 [B][C_in], inside the workspace (prep writes them, the passes subtract them).
+FB_HOST_DEVICE float* centres(const plan& pl, const args& a) { return reinterpret_cast<float*>(a.ws + pl.off_centre); }
+
+/// Offset [doubles] of phase pp's prefix table inside a (b, co) region of the tables: the phases
+/// with taps (r < min(k, s) per dimension) in order, each (Jd+1) x (Jh+1) x (Jw+1).
+FB_HOST_DEVICE int64_t ptab_phase_offset(const plan& pl, const tile::phase_pos& pp) {
+  const tile::geometry& g = pl.g;
+  const int64_t side = g.dim[0].k + pl.ptab_m;  // sum over r < m of (J(r) + 1)
+  int64_t pre[3], len[3];
+  for (int d = 0; d < 3; ++d) {
+    pre[d] = 0;
+    for (int64_t r = 0; r < pp.r[d]; ++r) pre[d] += g.dim[d].taps(r) + 1;
+    len[d] = g.dim[d].taps(pp.r[d]) + 1;
+  }
+  return pre[0] * side * side + len[0] * (pre[1] * side + len[1] * pre[2]);
+}
+
 /// Blocks of the prep launch: one per (b, ci) volume, then one per (channel block, phase).
 FB_HOST_DEVICE int64_t prep_blocks(const plan& pl) {
   return pl.g.batch * pl.g.c_in + pl.g.n_co_blocks * pl.g.n_phases;
@@ -172,20 +222,84 @@ FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t 
   ex.threads([&](int tid, typename Exec::state&) { box_sums::step_w(g.dim[0], g.dim[2], sa, sb, tid, k_threads); });
   ex.sync();
   ex.threads([&](int tid, typename Exec::state&) { box_sums::step_d(g.dim[0], sb, r, tid, k_threads); });
+  ex.sync();
+  ex.threads([&](int tid, typename Exec::state&) {
+    if (tid != 0) return;
+    centres(pl, a)[block] =
+        pl.centre_count > 0.0 ? static_cast<float>(r[pl.centre_tap] / pl.centre_count) : 0.0f;
+  });
 }
 
-/// ybar[b, co] for item = b * C_out + co: sum over ci, then taps in W's order, of W * R (fp64 FMA),
-/// over D'H'W'. Without the conv bias (it cancels in the output; finalize adds it for running_mean).
-FB_HOST_DEVICE void mean_item(const plan& pl, const args& a, int64_t item) {
+/// Lanes that share one mean: each sums every 32nd (ci, tap) product of the item, then a fixed tree.
+constexpr int k_mean_lanes = 32;
+
+/// Lane `lane`'s share of ybar[b, co] for item = b * C_out + co: the fp64 FMA sum of W * R over the
+/// flat (ci, tap) indices lane, lane + 32, ... (W in its own [ci][co][tap] order). A warp per item:
+/// a thread per item left 512 items at the default on 2 blocks, 91 us of serial fp64 FMAs (measured).
+FB_HOST_DEVICE double mean_lane_sum(const plan& pl, const args& a, int64_t item, int lane) {
   const tile::geometry& g = pl.g;
   const int64_t b = item / g.c_out, co = item % g.c_out;
   const double* r = a.ws + pl.off_box_r + b * g.c_in * pl.k3;
   double acc = 0.0;
-  for (int64_t ci = 0; ci < g.c_in; ++ci) {
-    const float* w = a.weight + (ci * g.c_out + co) * pl.k3;
-    for (int64_t t = 0; t < pl.k3; ++t) acc = fma(static_cast<double>(tile::load_ro(w + t)), r[ci * pl.k3 + t], acc);
+  for (int64_t j = lane; j < g.c_in * pl.k3; j += k_mean_lanes) {
+    const int64_t ci = j / pl.k3, t = j - ci * pl.k3;
+    acc = fma(static_cast<double>(tile::load_ro(a.weight + (ci * g.c_out + co) * pl.k3 + t)), r[j], acc);
   }
-  a.ws[pl.off_ybar + item] = acc / static_cast<double>(pl.spatial);
+  return acc;
+}
+
+/// ybar[b, co] from the 32 lane sums, added in the fixed tree the device's shuffles use (offsets 16,
+/// 8, 4, 2, 1 into lane 0), over D'H'W'. Without the conv bias (it cancels in the output; finalize
+/// adds it for running_mean).
+FB_HOST_DEVICE double mean_from_lanes(const plan& pl, double (&lanes)[k_mean_lanes]) {
+  for (int off = k_mean_lanes / 2; off > 0; off /= 2)
+    for (int l = 0; l < off; ++l) lanes[l] += lanes[l + off];
+  return lanes[0] / static_cast<double>(pl.spatial);
+}
+
+/// Prefix tables of the centring, one per (b, co, phase with taps) (the means launch's blocks after the means).
+FB_HOST_DEVICE int64_t ptab_items(const plan& pl) {
+  return pl.g.batch * pl.g.c_out * pl.ptab_m * pl.ptab_m * pl.ptab_m;
+}
+
+/// The centring of y. The passes convolve x - c (c = centres(), per (b, ci)) instead of x, so
+/// the fp32 sums have terms of x's spread, not of its offset (inputs at +2: 3.6x smaller rounding);
+/// the part left out, K(o) = sum over the taps of o that read inside the input of
+/// V[b, co, tap] = sum_ci W[ci, co, tap] * c[b, ci], is exact in fp64 and goes into the centre that
+/// the epilogues subtract: y - ybar = (sum of the centred products) - (ybar - K(o)). Over a phase's
+/// taps K is a box sum: along each dimension the taps that read inside the input form an interval
+/// (valid_taps), all J of them away from the borders. Table item (b, co, phase with taps): the
+/// inclusive prefix sums P[a][b][c] = sum of V over jd < a, jh < b, jw < c, (Jd+1)(Jh+1)(Jw+1)
+/// doubles at ptab_phase_offset; V from fp64 FMAs over ci ascending, P by inclusion-exclusion
+/// (additions only: no contraction can differ between compilers).
+FB_HOST_DEVICE void ptab_item(const plan& pl, const args& a, int64_t item) {
+  const tile::geometry& g = pl.g;
+  const int64_t m = pl.ptab_m, per_bc_phases = m * m * m;
+  const int64_t bc = item / per_bc_phases, tp = item % per_bc_phases;
+  const int64_t b = bc / g.c_out, co = bc % g.c_out;
+  const int64_t s = g.dim[0].s, k = g.dim[0].k;
+  tile::phase_pos pp = tile::phase_of(g, ((tp / (m * m)) * s + (tp / m) % m) * s + tp % m);
+  double* P = a.ws + pl.off_ptab + bc * pl.ptab_per_bc + ptab_phase_offset(pl, pp);
+  const float* cs = centres(pl, a) + b * g.c_in;
+  const int64_t nb = pp.jh + 1, nc = pp.jw + 1;
+  auto at = [&](int64_t i, int64_t j, int64_t l) -> double& { return P[(i * nb + j) * nc + l]; };
+  for (int64_t i = 0; i <= pp.jd; ++i)
+    for (int64_t j = 0; j <= pp.jh; ++j)
+      for (int64_t l = 0; l <= pp.jw; ++l) {
+        if (i == 0 || j == 0 || l == 0) {
+          at(i, j, l) = 0.0;
+          continue;
+        }
+        const int64_t td = pp.r[0] + (i - 1) * s, th = pp.r[1] + (j - 1) * s, tw = pp.r[2] + (l - 1) * s;
+        const float* w = a.weight + co * pl.k3 + (td * k + th) * k + tw;
+        double v = 0.0;
+        for (int64_t ci = 0; ci < g.c_in; ++ci)
+          v = fma(static_cast<double>(tile::load_ro(w + ci * g.c_out * pl.k3)), static_cast<double>(cs[ci]), v);
+        at(i, j, l) = ((((((v + at(i - 1, j, l)) + at(i, j - 1, l)) + at(i, j, l - 1)) - at(i - 1, j - 1, l)) -
+                        at(i - 1, j, l - 1)) -
+                       at(i, j - 1, l - 1)) +
+                      at(i - 1, j - 1, l - 1);
+      }
 }
 
 /// ybar as an unevaluated fp32 sum hi + lo (|lo| <= ulp(hi)/2): y - hi is exact or rounded
@@ -196,11 +310,72 @@ FB_HOST_DEVICE void split_mean(double ybar, float& hi, float& lo) {
   lo = static_cast<float>(ybar - static_cast<double>(hi));
 }
 
+/// The centre ybar - K(o) of output channel co at bases (qd, qh, qw) of phase pp, as hi + lo:
+/// K(o) from the phase's prefix table (8 corners of the box of valid taps; lo = 0, hi = J away
+/// from the borders gives P[Jd][Jh][Jw] exactly, the value of centre_table).
+FB_HOST_DEVICE void centre_at(const plan& pl, const args& a, int b, const tile::phase_pos& pp, int64_t co, int qd,
+                              int qh, int qw, float& hi, float& lo) {
+  const tile::geometry& g = pl.g;
+  double k_sum = 0.0;
+  if (pp.taps > 0) {
+    int ld, hd, lh, hh, lw, hw;
+    tile::valid_taps(g.dim[0], qd, pp.jd, ld, hd);
+    tile::valid_taps(g.dim[1], qh, pp.jh, lh, hh);
+    tile::valid_taps(g.dim[2], qw, pp.jw, lw, hw);
+    const double* P = a.ws + pl.off_ptab + (static_cast<int64_t>(b) * g.c_out + co) * pl.ptab_per_bc +
+                      ptab_phase_offset(pl, pp);
+    const int nb = pp.jh + 1, nc = pp.jw + 1;
+    auto at = [&](int i, int j, int l) { return tile::load_ro_d(P + (i * nb + j) * nc + l); };
+    k_sum = ((((((at(hd, hh, hw) - at(ld, hh, hw)) - at(hd, lh, hw)) - at(hd, hh, lw)) + at(ld, lh, hw)) +
+              at(ld, hh, lw)) +
+             at(hd, lh, lw)) -
+            at(ld, lh, lw);
+  }
+  split_mean(a.ws[pl.off_ybar + static_cast<int64_t>(b) * g.c_out + co] - k_sum, hi, lo);
+}
+
+/// True when every tap of the thread's outputs at row r reads inside the input in d and w
+/// (inner_dw) and h (inner_h): then the output's centre is the phase's table entry.
+FB_HOST_DEVICE bool inner_dw(const plan& pl, const tile::phase_pos& pp, const tile::thread_outputs& o) {
+  int lo, hi, lo2, hi2;
+  tile::valid_taps(pl.g.dim[0], o.qd, pp.jd, lo, hi);
+  tile::valid_taps(pl.g.dim[2], o.qw, pp.jw, lo2, hi2);
+  return lo == 0 && hi == pp.jd && lo2 == 0 && hi2 == pp.jw;
+}
+FB_HOST_DEVICE bool inner_h(const plan& pl, const tile::phase_pos& pp, int qh) {
+  int lo, hi;
+  tile::valid_taps(pl.g.dim[1], qh, pp.jh, lo, hi);
+  return lo == 0 && hi == pp.jh;
+}
+
+/// The centres of the block's channels for phase pp at interior outputs, hi + lo, into
+/// hi_tab[pp.index & 1][..], lo_tab[..] (thread tid < k_co_block: channel tid of the block).
+FB_HOST_DEVICE void centre_table(const plan& pl, const args& a, int tid, const tile::block_pos& bp,
+                                 const tile::phase_pos& pp, float* hi_tab, float* lo_tab) {
+  if (tid >= k_co_block) return;
+  const int64_t co = static_cast<int64_t>(bp.cob) * k_co_block + tid;
+  float h = 0.0f, l = 0.0f;
+  if (co < pl.g.c_out) {
+    const tile::geometry& g = pl.g;
+    double k_sum = 0.0;
+    if (pp.taps > 0) {
+      const double* P = a.ws + pl.off_ptab + (static_cast<int64_t>(bp.b) * g.c_out + co) * pl.ptab_per_bc +
+                        ptab_phase_offset(pl, pp);
+      k_sum = tile::load_ro_d(P + (pp.jd * (pp.jh + 1) + pp.jh) * (pp.jw + 1) + pp.jw);
+    }
+    split_mean(a.ws[pl.off_ybar + static_cast<int64_t>(bp.b) * g.c_out + co] - k_sum, h, l);
+  }
+  const int par = pp.index & 1;
+  hi_tab[par * k_co_block + tid] = h;
+  lo_tab[par * k_co_block + tid] = l;
+}
+
 /// Pass 1's policy: per thread and channel, the fp32 sum over its k_rows outputs of one phase of
-/// (y - ybar)^2 is added to an fp64 slot (the thread's own: no barrier); at the end the block sums
-/// its 128 slots per channel in 8 fixed slices, then the slices in order, into m2_part[b, tile, co].
-/// Its shared memory (region): m2s [k_co_thread][k_m2_stride] fp64, red [k_threads] fp64, then the
-/// block channels' means as hi [k_co_block] and lo [k_co_block] fp32.
+/// (y - ybar)^2 = ((sum of centred products) - hi - lo)^2 (hi + lo: the output's centre,
+/// centre_table / centre_at) is added to an fp64 slot (the thread's own: no barrier); at the end
+/// the block sums its 128 slots per channel in 16 fixed slices, then the slices in order, into
+/// m2_part[b, tile, co]. Its shared memory (region): m2s [k_co_thread][k_m2_stride] fp64,
+/// red [k_threads] fp64, then the centre table hi [2][k_co_block] and lo [2][k_co_block] fp32.
 struct stats_policy {
   const plan& pl;
   const args& a;
@@ -208,35 +383,35 @@ struct stats_policy {
   FB_HOST_DEVICE static double* m2s(float* region) { return reinterpret_cast<double*>(region); }
   FB_HOST_DEVICE static double* red(float* region) { return m2s(region) + k_co_thread * k_m2_stride; }
   FB_HOST_DEVICE static float* hi(float* region) { return reinterpret_cast<float*>(red(region) + k_threads); }
-  FB_HOST_DEVICE static float* lo(float* region) { return hi(region) + k_co_block; }
+  FB_HOST_DEVICE static float* lo(float* region) { return hi(region) + 2 * k_co_block; }
 
   template <class Exec>
-  FB_HOST_DEVICE void prologue(Exec& ex, const tile::block_pos& bp, float* region) const {
+  FB_HOST_DEVICE void prologue(Exec& ex, const tile::block_pos&, float* region) const {
     ex.threads([&](int tid, typename Exec::state&) {
-      if (tid < k_co_block) {
-        const int64_t co = static_cast<int64_t>(bp.cob) * k_co_block + tid;
-        float h = 0.0f, l = 0.0f;
-        if (co < pl.g.c_out) split_mean(a.ws[pl.off_ybar + bp.b * pl.g.c_out + co], h, l);
-        hi(region)[tid] = h;
-        lo(region)[tid] = l;
-      }
       for (int c = 0; c < k_co_thread; ++c) m2s(region)[c * k_m2_stride + tid] = 0.0;
     });
   }
 
+  FB_HOST_DEVICE void phase_begin(int tid, const tile::block_pos& bp, const tile::phase_pos& pp, float* region) const {
+    centre_table(pl, a, tid, bp, pp, hi(region), lo(region));
+  }
+
   template <class State>
-  FB_HOST_DEVICE void epilogue(int tid, State& st, const tile::block_pos& bp, const tile::thread_outputs& o,
-                               float* region) const {
+  FB_HOST_DEVICE void epilogue(int tid, State& st, const tile::block_pos& bp, const tile::phase_pos& pp,
+                               const tile::thread_outputs& o, float* region) const {
     if (!o.active) return;
     const int cbase = o.co0 - bp.cob * k_co_block;
+    const int par = (pp.index & 1) * k_co_block;
+    const bool dw = inner_dw(pl, pp, o);
     FB_UNROLL
     for (int c = 0; c < k_co_thread; ++c) {
       if (c >= o.n_co) break;
-      const float h = hi(region)[cbase + c], l = lo(region)[cbase + c];
       float part = 0.0f;
       FB_UNROLL
       for (int r = 0; r < tile::k_rows; ++r) {
         if (!o.row_ok[r]) continue;
+        float h = hi(region)[par + cbase + c], l = lo(region)[par + cbase + c];
+        if (!dw || !inner_h(pl, pp, o.qh0 + r)) centre_at(pl, a, bp.b, pp, o.co0 + c, o.qd, o.qh0 + r, o.qw, h, l);
         const float d = (st.acc.v[r][c] - h) - l;
         part = tile::fma32(d, d, part);
       }
@@ -246,9 +421,9 @@ struct stats_policy {
 
   template <class Exec>
   FB_HOST_DEVICE void finish(Exec& ex, const tile::block_pos& bp, float* region) const {
-    constexpr int kSlices = k_threads / k_co_block;           // 8
+    constexpr int kSlices = k_threads / k_co_block;           // 16
     constexpr int kPerChannel = k_threads / tile::k_warps_c;  // 128 thread slots hold one channel
-    constexpr int kPerSlice = kPerChannel / kSlices;          // 16
+    constexpr int kPerSlice = kPerChannel / kSlices;          // 8
     ex.sync();
     ex.threads([&](int tid, typename Exec::state&) {
       const int cb = tid % k_co_block, slice = tid / k_co_block;
@@ -272,31 +447,38 @@ struct stats_policy {
   }
 };
 
-/// Pass 2's policy: out = scale_c * (y - ybar_bc), as fma(y - hi, scale, -lo*scale). Its shared
-/// memory (region): hi, lo, scale and -lo*scale per block channel (fp32).
+/// Pass 2's policy: out = scale_c * (y - ybar_bc) = scale_c * ((sum of centred products) - hi - lo),
+/// as fma(sum - hi, scale, -lo*scale), hi + lo the output's centre (as in pass 1). Its shared
+/// memory (region): scale [k_co_block], then hi [2][k_co_block] and -lo*scale [2][k_co_block] (fp32).
 struct write_policy {
   const plan& pl;
   const args& a;
+
+  FB_HOST_DEVICE static float* scale(float* region) { return region; }
+  FB_HOST_DEVICE static float* hi(float* region) { return region + k_co_block; }
+  FB_HOST_DEVICE static float* neg_lo_scale(float* region) { return region + 3 * k_co_block; }
 
   template <class Exec>
   FB_HOST_DEVICE void prologue(Exec& ex, const tile::block_pos& bp, float* region) const {
     ex.threads([&](int tid, typename Exec::state&) {
       if (tid >= k_co_block) return;
       const int64_t co = static_cast<int64_t>(bp.cob) * k_co_block + tid;
-      float h = 0.0f, l = 0.0f, s = 0.0f;
-      if (co < pl.g.c_out) {
-        split_mean(a.ws[pl.off_ybar + bp.b * pl.g.c_out + co], h, l);
-        s = static_cast<float>(a.ws[pl.off_scale + co]);
-      }
-      region[tid] = h;
-      region[k_co_block + tid] = s;
-      region[2 * k_co_block + tid] = -(l * s);
+      scale(region)[tid] = co < pl.g.c_out ? static_cast<float>(a.ws[pl.off_scale + co]) : 0.0f;
     });
   }
 
+  FB_HOST_DEVICE void phase_begin(int tid, const tile::block_pos& bp, const tile::phase_pos& pp, float* region) const {
+    // The scale was written by the prologue before the block's first barrier.
+    centre_table(pl, a, tid, bp, pp, hi(region), neg_lo_scale(region));
+    if (tid < k_co_block) {
+      const int at = (pp.index & 1) * k_co_block + tid;
+      neg_lo_scale(region)[at] = -(neg_lo_scale(region)[at] * scale(region)[tid]);
+    }
+  }
+
   template <class State>
-  FB_HOST_DEVICE void epilogue(int, State& st, const tile::block_pos& bp, const tile::thread_outputs& o,
-                               float* region) const {
+  FB_HOST_DEVICE void epilogue(int, State& st, const tile::block_pos& bp, const tile::phase_pos& pp,
+                               const tile::thread_outputs& o, float* region) const {
     if (!o.active || o.n_co <= 0) return;
     const tile::geometry& g = pl.g;
     const int64_t w_out = g.dim[2].n_out;
@@ -304,14 +486,30 @@ struct write_policy {
     const int64_t plane = g.dim[0].n_out * hw;
     float* base = a.out + (static_cast<int64_t>(bp.b) * g.c_out + o.co0) * plane + o.od * hw + o.ow;
     const int cbase = o.co0 - bp.cob * k_co_block;
+    const int par = (pp.index & 1) * k_co_block;
+    const bool dw = inner_dw(pl, pp, o);
+    // A warp's lanes write every s-th float of a row, so each 32-byte sector is written in parts by
+    // the row's w phases, which follow one another in the phase loop (r_w innermost). Measured on an
+    // H100 (ncu, default config): pass 2 moved ~3x the output's bytes through DRAM and took 488 us
+    // against pass 1's 240; storing all but the last w phase with L2 evict_last brought it to 429 us
+    // (DRAM still ~2.5x: partial sectors are still filled from DRAM). Full-sector stores are the fix.
+    const bool keep_in_l2 = (o.ow + g.dim[2].p) % g.dim[2].s != g.dim[2].s - 1;
     FB_UNROLL
     for (int c = 0; c < k_co_thread; ++c) {
       if (c >= o.n_co) break;
-      const float h = region[cbase + c], s = region[k_co_block + cbase + c], n = region[2 * k_co_block + cbase + c];
+      const float s = scale(region)[cbase + c];
       float* pc = base + c * plane;
       FB_UNROLL
-      for (int r = 0; r < tile::k_rows; ++r)
-        if (o.row_ok[r]) pc[o.oh[r] * w_out] = tile::fma32(st.acc.v[r][c] - h, s, n);
+      for (int r = 0; r < tile::k_rows; ++r) {
+        if (!o.row_ok[r]) continue;
+        float h = hi(region)[par + cbase + c], n = neg_lo_scale(region)[par + cbase + c];
+        if (!dw || !inner_h(pl, pp, o.qh0 + r)) {
+          float l = 0.0f;
+          centre_at(pl, a, bp.b, pp, o.co0 + c, o.qd, o.qh0 + r, o.qw, h, l);
+          n = -(l * s);
+        }
+        tile::store_out(pc + o.oh[r] * w_out, tile::fma32(st.acc.v[r][c] - h, s, n), keep_in_l2);
+      }
     }
   }
 
@@ -361,10 +559,10 @@ template <int kJ0, bool kChunked, bool kStats, class Exec>
 FB_HOST_DEVICE void pass_block(Exec& ex, const plan& pl, const args& a, int64_t block, float* smem) {
   if constexpr (kStats) {
     const stats_policy pol{pl, a};
-    tile::conv_tile_block<kJ0, kChunked>(ex, pl.g, a.x, arranged_weights(pl, a), block, smem, pol);
+    tile::conv_tile_block<kJ0, kChunked>(ex, pl.g, a.x, centres(pl, a), arranged_weights(pl, a), block, smem, pol);
   } else {
     const write_policy pol{pl, a};
-    tile::conv_tile_block<kJ0, kChunked>(ex, pl.g, a.x, arranged_weights(pl, a), block, smem, pol);
+    tile::conv_tile_block<kJ0, kChunked>(ex, pl.g, a.x, centres(pl, a), arranged_weights(pl, a), block, smem, pol);
   }
 }
 

@@ -24,7 +24,7 @@ constexpr std::size_t k_smem_max = 227 * 1024;
 /// The decomposition and the workspace layout (byte offsets from the aligned workspace base).
 struct plan {
   params prm;  ///< pointers left null; run_cuda / run_host fill them
-  std::size_t off_S, off_wsum, off_ybar, off_m2, off_partial, off_h1, off_x, workspace_bytes;
+  std::size_t off_S, off_wsum, off_ybar, off_m2, off_partial, off_h1, off_g, off_x, workspace_bytes;
   std::size_t x_smem, gemm_smem;
 };
 
@@ -99,6 +99,7 @@ inline plan make_plan(const problem& pr) {
   // x: fw chunks of js columns; prefer two resident blocks, then wider chunks.
   const auto try_x = [&](int js, std::size_t budget) {
     p.js = js;
+    p.xr = 1;
     p.slab_rows = static_cast<int>(static_cast<int64_t>(p.D) * p.H < k_threads ? static_cast<int64_t>(p.D) * p.H
                                                                                  : k_threads);
     while (p.slab_rows > 1 && make_x_layout(p, true).total > budget) p.slab_rows /= 2;
@@ -110,10 +111,18 @@ inline plan make_plan(const problem& pr) {
       throw std::invalid_argument(std::string(m) + ": depth*(2*height + kernel_size - 1) too large for the input "
                                   "transform's shared memory (depth " + std::to_string(pr.depth) + ", height " +
                                   std::to_string(pr.height) + ", width " + std::to_string(pr.width) + ")");
+    // Two rows per thread in the w-stage when the volume has several slabs and the doubled row
+    // staging still fits the same budget.
+    if (static_cast<int64_t>(p.D) * p.H > p.slab_rows) {
+      const std::size_t budget = make_x_layout(p, true).total <= k_smem_two_blocks ? k_smem_two_blocks : k_smem_max;
+      p.xr = 2;
+      if (make_x_layout(p, true).total > budget) p.xr = 1;
+    }
     pl.x_smem = make_x_layout(p, true).total;
   } else {
     // The sums-only variant (eval) stages slabs of rows and nothing else.
     p.js = 8;
+    p.xr = 1;
     p.slab_rows = static_cast<int>(static_cast<int64_t>(p.D) * p.H < k_threads ? static_cast<int64_t>(p.D) * p.H
                                                                                 : k_threads);
     while (p.slab_rows > 1 && make_x_layout(p, false).total > k_smem_two_blocks) p.slab_rows /= 2;
@@ -136,6 +145,7 @@ inline plan make_plan(const problem& pr) {
   pl.off_m2 = take(dbl(p.training ? p.B * p.Co : 0));
   pl.off_partial = take(dbl(p.training ? p.n_groups * p.B * p.Co : 0));
   pl.off_h1 = take(p.training ? static_cast<std::size_t>(p.Ci * p.NDP * p.k * p.k * p.Co) * sizeof(cplx) : 0);
+  pl.off_g = take(p.training ? static_cast<std::size_t>(p.Ci * p.pairs.count * p.k * p.Co) * sizeof(cplx) : 0);
   pl.off_x = take(p.training ? static_cast<std::size_t>(static_cast<int64_t>(p.Nd) * p.Nh * p.Ci * p.B * p.Fw) *
                                    sizeof(cplx)
                              : 0);
@@ -176,6 +186,7 @@ inline params bind(const plan& pl, const float* x, const float* weight, const fl
   p.m2 = reinterpret_cast<double*>(base + pl.off_m2);
   p.partial = reinterpret_cast<double*>(base + pl.off_partial);
   p.h1 = reinterpret_cast<cplx*>(base + pl.off_h1);
+  p.G = reinterpret_cast<cplx*>(base + pl.off_g);
   p.X = reinterpret_cast<cplx*>(base + pl.off_x);
   return p;
 }

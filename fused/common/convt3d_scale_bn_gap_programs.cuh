@@ -10,12 +10,16 @@
 ///   ex.each_thread(f)  calls f(thread index t, State& thread's state) for the block's threads
 ///   ex.sync()          __syncthreads() on the device, nothing on the host
 /// where State is the program's per-thread register state (registers on the device, an array of
-/// 256 on the host).
+/// 256 on the host). Global -> shared copies go through copy8_async / copy4_async (cp.async on the
+/// device, completed by copy_wait* in the same thread before the next barrier; a plain copy on the
+/// host), so the device can keep many in flight without registers.
 ///
 /// Kernels, in launch order (training; eval runs prep without H1, x_program without the DFT, reduce
 /// without m2, finish):
 ///   prep     Wsum[ci, c] (fp64) and H1[ci][fd][th][tw][c] = sum_td w[ci, c, td, th, tw] e^{-2pi i td fd/D'}
 ///            for fd in [0, D'/2] (the weights' depth DFT; the other half is its conjugate).
+///   gspec    G[ci][pair][tw][c] = sum_th H1[ci][fd][th][tw][c] e^{-2pi i th fh/H'} for every row
+///            pair (fd, fh) (the weights' height DFT), once.
 ///   x        per (ci, b, fw-chunk): x's 3-D DFT on the n' grid, half spectrum along w, separable and
 ///            direct (w: real -> complex; h and d: complex, two mirrored outputs per four products),
 ///            of x - c (c: the block's first-slab mean) plus c times the box spectrum (no fp32 sum
@@ -23,9 +27,10 @@
 ///            (S[b, ci]).
 ///   gemm     per (8 units, 32 output channels, a batch tile): Z = sum_ci X W, accumulated in
 ///            registers, and sum over the units of w_f |Z|^2 (fp64) -> partial[group][b][c].
-///            W(f) is never stored: per input-channel chunk the block forms G[tw] = sum_th H1 *
-///            e^{-2pi i th fh/H'} for its row pairs in shared memory, and each thread finishes
-///            W(row, fw) and W(conj row, fw) from G and its own twiddles (4 products per tap).
+///            W(f) is never stored: per input-channel chunk the block copies the X and G tiles of
+///            its units and row pairs into shared memory (double-buffered, the next chunk's copies
+///            in flight during this chunk's products), and each thread finishes W(row, fw) and
+///            W(conj row, fw) from G and its own twiddles (4 products per tap).
 ///   reduce   m2[b, c] = scale^2/N' * sum over groups (fixed slices, fixed order); ybar[b, c].
 ///   finish   per channel: batch statistics, out, running buffers, num_batches_tracked.
 #include <cstddef>
@@ -45,6 +50,9 @@ constexpr int k_units = 8;      ///< gemm: frequency units per block, one per wa
 constexpr int k_lanes = 32;     ///< gemm: output channels per block, one per lane
 constexpr int k_jmax = 8;       ///< x: fw columns of the w-stage register tile (chunks hold <= 8)
 constexpr int k_jt = 4;         ///< x: fw columns per thread item of the h- and d-stages
+constexpr int k_fh = 3;         ///< x: fh pairs per h-stage item (register tile k_jt x k_fh)
+constexpr int k_fd = 4;         ///< x: fd pairs per d-stage item (register tile k_jt x k_fd)
+static_assert(k_jt == 4 && k_fd == 4, "x_d_stage and load_jt spell out 4 columns and 4 pairs");
 constexpr int k_slices = 8;     ///< reduce: warps, each summing 4 interleaved slices of the groups
 constexpr int k_max_tb = 16;    ///< gemm: largest batch tile (accumulators: 2 rows x tb complex)
 
@@ -69,6 +77,7 @@ struct params {
   double* partial;  ///< [n_groups][B][C_out] (training)
   cplx* h1;         ///< [C_in][NDP][k][k][C_out] (training)
   cplx* X;          ///< [D'*H'][C_in][B][Fw] (training)
+  cplx* G;          ///< [C_in][pairs.count][k][C_out] (training)
   // sizes
   int64_t B, Ci, Co;
   int D, H, W, k;
@@ -88,7 +97,8 @@ struct params {
   // x decomposition
   int js;          ///< fw columns per chunk (4 or 8): row stride of the w- and h-stage tiles
   int n_fwchunks;  ///< ceil(Fw / js)
-  int slab_rows;   ///< input rows (d, h) staged at once, <= k_threads
+  int slab_rows;   ///< input rows (d, h) per thread row slot, <= k_threads
+  int xr;          ///< x: rows per thread in the w-stage (1 or 2): xr slabs are staged at once
   // scalars
   double scale, eps, momentum;
   bool training;
@@ -115,6 +125,45 @@ FB_HOST_DEVICE cplx ld_ro(const cplx* p) {
   return {v.x, v.y};
 #else
   return *p;
+#endif
+}
+
+/// dst = (ok ? *src : 0) for an 8-byte value, global -> shared. On the device an asynchronous copy
+/// (cp.async, zero-filled when !ok: src is then not read), completed by copy_wait() in the same
+/// thread before the next barrier; on the host a plain copy. No registers hold the value, so a
+/// thread can have all of its copies in flight at once.
+FB_HOST_DEVICE void copy8_async(cplx* dst, const cplx* src, bool ok) {
+#if defined(__CUDA_ARCH__)
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 8 : 0) : "memory");
+#else
+  *dst = ok ? *src : cplx{0.0f, 0.0f};
+#endif
+}
+/// dst = *src for a 4-byte value, global -> shared, likewise asynchronous on the device.
+FB_HOST_DEVICE void copy4_async(float* dst, const float* src) {
+#if defined(__CUDA_ARCH__)
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
+#else
+  *dst = *src;
+#endif
+}
+FB_HOST_DEVICE void copy_wait() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+/// Closes the thread's current group of asynchronous copies.
+FB_HOST_DEVICE void copy_commit() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+/// Waits for all of the thread's copy groups but the most recently committed one.
+FB_HOST_DEVICE void copy_wait_all_but_last() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_group 1;\n" ::: "memory");
 #endif
 }
 
@@ -159,7 +208,13 @@ FB_HOST_DEVICE void prep_tables(const params& p, unsigned char* smem, int t) {
   for (int m = t; m < p.Nd; m += k_threads) twd[m] = dft::unit_root(m, p.Nd);
 }
 
+/// Taps held in registers by the loops over a kernel dimension (prep's depth taps, the gemm's G
+/// load batches).
+constexpr int k_tap_batch = 8;
+
 /// H1 item (ci, th, tw, c): the depth DFT of the k taps w[ci, c, :, th, tw] at fd = 0..NDP-1.
+/// The taps are read once into registers (k <= 8; lanes are channels, k^3 floats apart, so each
+/// read touches 32 lines: re-reading them for every fd kept L1 busy for the whole kernel).
 FB_HOST_DEVICE void prep_h1(const params& p, unsigned char* smem, int64_t h1_block, int t) {
   const int64_t i = h1_block * k_threads + t;
   if (i >= prep_h1_items(p)) return;
@@ -172,6 +227,33 @@ FB_HOST_DEVICE void prep_h1(const params& p, unsigned char* smem, int64_t h1_blo
   const int64_t th = rest % k;
   const int64_t ci = rest / k;
   const float* w = p.weight + (ci * p.Co + c) * k * k * k + th * k + tw;  // + td * k * k
+  cplx* dst = p.h1 + ((ci * p.NDP * k + th) * k + tw) * p.Co + c;        // + fd * k * k * C_out
+  const int64_t fd_stride = k * k * p.Co;
+  if (p.k <= k_tap_batch) {
+    float wv[k_tap_batch];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int td = 0; td < k_tap_batch; ++td) wv[td] = td < p.k ? ld_ro(w + td * k * k) : 0.0f;
+    for (int fd = 0; fd < p.NDP; ++fd) {
+      cplx acc{0.0f, 0.0f};
+      int m = 0;  // (td * fd) mod Nd
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int td = 0; td < k_tap_batch; ++td) {
+        if (td < p.k) {
+          const cplx tv = twd[m];
+          acc.re = dft::ffma(wv[td], tv.re, acc.re);
+          acc.im = dft::ffma(wv[td], tv.im, acc.im);
+          m += fd;
+          if (m >= p.Nd) m -= p.Nd;
+        }
+      }
+      dst[fd * fd_stride] = acc;
+    }
+    return;
+  }
   for (int fd = 0; fd < p.NDP; ++fd) {
     cplx acc{0.0f, 0.0f};
     int m = 0;  // (td * fd) mod Nd
@@ -183,7 +265,7 @@ FB_HOST_DEVICE void prep_h1(const params& p, unsigned char* smem, int64_t h1_blo
       m += fd;
       if (m >= p.Nd) m -= p.Nd;
     }
-    p.h1[(((ci * p.NDP + fd) * k + th) * k + tw) * p.Co + c] = acc;
+    dst[fd * fd_stride] = acc;
   }
 }
 
@@ -205,16 +287,32 @@ FB_HOST_DEVICE void prep_program(Ex& ex, const params& p, int64_t block, unsigne
 
 /// Shared-memory layout of x_program (byte offsets). The staged x rows and the h-stage output Th
 /// share one region: the rows are dead once the w-stage is done.
+///   Tw[d][h][j]:  plane stride x_tw_plane (H*js + 2: consecutive planes start 4 banks apart, so the
+///                 h-stage's lanes, one plane each, read without bank conflicts)
+///   Th[d][fh][j]: row stride x_th_row (js + 2: the d-stage's lanes, one row fh each, read without
+///                 conflicts) and plane stride x_th_plane (likewise for the h-stage's writes)
+///   mh[h][f]:     e^{-2pi i h f / H'} for f < x_nfh (zero past NHP): the h-stage's k_fh twiddles
+///                 of a step are adjacent and the same for the whole warp
+///   md[d][f]:     e^{-2pi i d f / D'} for f < x_nfd (zero past NDP), likewise for the d-stage
 struct x_layout {
-  std::size_t twd, twh, tww, boxd, boxh, boxw, tw, uni, red, total;
+  std::size_t twd, twh, tww, boxd, boxh, boxw, mh, md, tw, uni, red, total;
 };
+
+FB_HOST_DEVICE int x_nfh(const params& p) { return (p.NHP + k_fh - 1) / k_fh * k_fh; }
+FB_HOST_DEVICE int x_nfd(const params& p) { return (p.NDP + k_fd - 1) / k_fd * k_fd; }
+FB_HOST_DEVICE int64_t x_tw_plane(const params& p) { return static_cast<int64_t>(p.H) * p.js + 2; }
+FB_HOST_DEVICE int64_t x_th_row(const params& p) { return p.js + 2; }
+FB_HOST_DEVICE int64_t x_th_plane(const params& p) {
+  const int64_t n = static_cast<int64_t>(p.Nh) * x_th_row(p);  // even
+  return n % 4 == 0 ? n + 2 : n;
+}
 
 /// Bytes of the region that holds the staged x rows, then Th.
 FB_HOST_DEVICE std::size_t x_union_bytes(const params& p, bool dft) {
-  const std::size_t rows = static_cast<std::size_t>(p.slab_rows) * static_cast<std::size_t>(p.W + 1) * sizeof(float);
+  const std::size_t rows = static_cast<std::size_t>(p.xr) * static_cast<std::size_t>(p.slab_rows) *
+                           static_cast<std::size_t>(p.W + 1) * sizeof(float);
   const std::size_t th =
-      dft ? static_cast<std::size_t>(p.D) * static_cast<std::size_t>(p.Nh) * static_cast<std::size_t>(p.js) * sizeof(cplx)
-          : 0;
+      dft ? static_cast<std::size_t>(p.D) * static_cast<std::size_t>(x_th_plane(p)) * sizeof(cplx) : 0;
   return align16(rows > th ? rows : th);
 }
 
@@ -233,10 +331,12 @@ FB_HOST_DEVICE x_layout make_x_layout(const params& p, bool dft) {
   o += dft ? align16(static_cast<std::size_t>(p.Nh) * sizeof(cplx)) : 0;
   L.boxw = o;
   o += dft ? align16(k_jmax * sizeof(cplx)) : 0;
+  L.mh = o;
+  o += dft ? align16(static_cast<std::size_t>(p.H) * static_cast<std::size_t>(x_nfh(p)) * sizeof(cplx)) : 0;
+  L.md = o;
+  o += dft ? align16(static_cast<std::size_t>(p.D) * static_cast<std::size_t>(x_nfd(p)) * sizeof(cplx)) : 0;
   L.tw = o;
-  o += dft ? align16(static_cast<std::size_t>(p.D) * static_cast<std::size_t>(p.H) * static_cast<std::size_t>(p.js) *
-                     sizeof(cplx))
-           : 0;
+  o += dft ? align16(static_cast<std::size_t>(p.D) * static_cast<std::size_t>(x_tw_plane(p)) * sizeof(cplx)) : 0;
   L.uni = o;
   o += x_union_bytes(p, dft);
   L.red = o;
@@ -289,31 +389,66 @@ FB_HOST_DEVICE void x_tables(const params& p, const x_layout& L, unsigned char* 
   }
 }
 
+/// The twiddle matrices mh and md from the tables (after x_tables' barrier).
+FB_HOST_DEVICE void x_matrices(const params& p, const x_layout& L, unsigned char* smem, int t) {
+  const cplx* twd = at<cplx>(smem, L.twd);
+  const cplx* twh = at<cplx>(smem, L.twh);
+  cplx* mh = at<cplx>(smem, L.mh);
+  cplx* md = at<cplx>(smem, L.md);
+  const int nfh = x_nfh(p);
+  const int nfd = x_nfd(p);
+  for (int i = t; i < p.H * nfh; i += k_threads) {
+    const int h = i / nfh;
+    const int f = i - h * nfh;
+    mh[i] = f < p.NHP ? twh[static_cast<int>((static_cast<int64_t>(h) * f) % p.Nh)] : cplx{0.0f, 0.0f};
+  }
+  for (int i = t; i < p.D * nfd; i += k_threads) {
+    const int d = i / nfd;
+    const int f = i - d * nfd;
+    md[i] = f < p.NDP ? twd[static_cast<int>((static_cast<int64_t>(d) * f) % p.Nd)] : cplx{0.0f, 0.0f};
+  }
+}
+
 /// Stages input rows [r0, r0 + nr) of the (b, ci) volume (rows are (d, h), contiguous in x) into
 /// shared memory with a padded row stride W + 1 (odd: a warp's threads, one row each, hit distinct
-/// banks in the w-stage).
+/// banks in the w-stage). Asynchronous copies, all of a thread's in flight at once.
 FB_HOST_DEVICE void x_stage_rows(const params& p, const x_layout& L, unsigned char* smem, const float* xvol, int64_t r0,
                                  int nr, int t) {
   float* xs = at<float>(smem, L.uni);
   const float* src = xvol + r0 * p.W;
+  int rr = t / p.W;  // i = rr * W + w, stepped rather than divided
+  int w = t - rr * p.W;
+  const int step_r = k_threads / p.W;
+  const int step_w = k_threads - step_r * p.W;
   for (int i = t; i < nr * p.W; i += k_threads) {
-    const int rr = i / p.W;
-    const int w = i - rr * p.W;
-    xs[rr * (p.W + 1) + w] = ld_ro(src + i);
+    copy4_async(xs + rr * (p.W + 1) + w, src + i);
+    rr += step_r;
+    w += step_w;
+    if (w >= p.W) {
+      w -= p.W;
+      ++rr;
+    }
   }
+  copy_wait();
 }
 
 /// Thread t's staged row: its fp64 sum into red[t] (0 past the slab), and into the thread's share of
 /// S[b, ci] in chunk 0.
-FB_HOST_DEVICE void x_row_sums(const params& p, const x_layout& L, unsigned char* smem, int nr, bool with_sum, int t,
-                               x_state& st) {
-  double s = 0.0;
-  if (t < nr) {
-    const float* row = at<float>(smem, L.uni) + t * (p.W + 1);
+/// With xr slabs staged, thread t takes row t of each (slab order, as if staged one by one); red[t]
+/// gets the first slab's. Only chunk 0 needs the sums past the first slab.
+FB_HOST_DEVICE void x_row_sums(const params& p, const x_layout& L, unsigned char* smem, int nr, bool with_sum,
+                               bool first, int t, x_state& st) {
+  double s0 = 0.0;
+  for (int q = 0; q < p.xr; ++q) {
+    const int rr = q * p.slab_rows + t;
+    if (t >= p.slab_rows || rr >= nr || !(with_sum || (first && q == 0))) continue;
+    double s = 0.0;
+    const float* row = at<float>(smem, L.uni) + rr * (p.W + 1);
     for (int w = 0; w < p.W; ++w) s += static_cast<double>(row[w]);
     if (with_sum) st.sum += s;
+    if (q == 0) s0 = s;
   }
-  at<double>(smem, L.red)[t] = s;
+  at<double>(smem, L.red)[t] = s0;
 }
 
 /// red[k_threads + i] = red[32 i .. 32 i + 31] summed in order (8 threads).
@@ -340,38 +475,68 @@ FB_HOST_DEVICE double x_block_sum(const x_layout& L, unsigned char* smem) {
 /// c * box is added back exactly at the end (x_d_stage), so no fp32 sum cancels a large constant
 /// (without it, the centred variance lost ~1e-5 relative at +100). Any c is exact algebra; the
 /// mean of the first slab is merely a good one, and for x ~ c the subtraction is exact (Sterbenz).
-FB_HOST_DEVICE void x_rows(const params& p, const x_layout& L, unsigned char* smem, int64_t r0, int nr, bool first,
-                           int t, x_state& st) {
+FB_HOST_DEVICE void x_rows(const params& p, const x_layout& L, unsigned char* smem, int64_t r0, int nr, int nr_first,
+                           bool first, int t, x_state& st) {
   if (first)
-    st.c = static_cast<float>(x_block_sum(L, smem) / (static_cast<double>(nr) * static_cast<double>(p.W)));
-  if (t >= nr) return;
-  const float* row = at<float>(smem, L.uni) + t * (p.W + 1);
+    st.c = static_cast<float>(x_block_sum(L, smem) / (static_cast<double>(nr_first) * static_cast<double>(p.W)));
+  if (t >= p.slab_rows || t >= nr) return;
+  // xr = 2 (second row present): both rows share every twiddle load (the w-stage was bound by
+  // shared-memory bandwidth: 8 broadcast twiddles per 16 FMAs); each row's sums are unchanged.
+  const int nrow = (p.xr == 2 && p.slab_rows + t < nr) ? 2 : 1;
+  const float* row0 = at<float>(smem, L.uni) + t * (p.W + 1);
+  const float* row1 = row0 + static_cast<int64_t>(p.slab_rows) * (p.W + 1);
   const float c = st.c;
   const cplx2* tww = at<cplx2>(smem, L.tww);
-  cplx acc[k_jmax];
+  cplx acc0[k_jmax], acc1[k_jmax];
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int j = 0; j < k_jmax; ++j) acc[j] = cplx{0.0f, 0.0f};
-  for (int w = 0; w < p.W; ++w) {
-    const float xv = row[w] - c;
+  for (int j = 0; j < k_jmax; ++j) acc0[j] = acc1[j] = cplx{0.0f, 0.0f};
+  if (nrow == 2) {
+    for (int w = 0; w < p.W; ++w) {
+      const float xv0 = row0[w] - c;
+      const float xv1 = row1[w] - c;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (int jj = 0; jj < k_jmax / 2; ++jj) {
-      const cplx2 tv = tww[w * (k_jmax / 2) + jj];
-      acc[2 * jj].re = dft::ffma(xv, tv.a.re, acc[2 * jj].re);
-      acc[2 * jj].im = dft::ffma(xv, tv.a.im, acc[2 * jj].im);
-      acc[2 * jj + 1].re = dft::ffma(xv, tv.b.re, acc[2 * jj + 1].re);
-      acc[2 * jj + 1].im = dft::ffma(xv, tv.b.im, acc[2 * jj + 1].im);
+      for (int jj = 0; jj < k_jmax / 2; ++jj) {
+        const cplx2 tv = tww[w * (k_jmax / 2) + jj];
+        acc0[2 * jj].re = dft::ffma(xv0, tv.a.re, acc0[2 * jj].re);
+        acc0[2 * jj].im = dft::ffma(xv0, tv.a.im, acc0[2 * jj].im);
+        acc0[2 * jj + 1].re = dft::ffma(xv0, tv.b.re, acc0[2 * jj + 1].re);
+        acc0[2 * jj + 1].im = dft::ffma(xv0, tv.b.im, acc0[2 * jj + 1].im);
+        acc1[2 * jj].re = dft::ffma(xv1, tv.a.re, acc1[2 * jj].re);
+        acc1[2 * jj].im = dft::ffma(xv1, tv.a.im, acc1[2 * jj].im);
+        acc1[2 * jj + 1].re = dft::ffma(xv1, tv.b.re, acc1[2 * jj + 1].re);
+        acc1[2 * jj + 1].im = dft::ffma(xv1, tv.b.im, acc1[2 * jj + 1].im);
+      }
+    }
+  } else {
+    for (int w = 0; w < p.W; ++w) {
+      const float xv0 = row0[w] - c;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int jj = 0; jj < k_jmax / 2; ++jj) {
+        const cplx2 tv = tww[w * (k_jmax / 2) + jj];
+        acc0[2 * jj].re = dft::ffma(xv0, tv.a.re, acc0[2 * jj].re);
+        acc0[2 * jj].im = dft::ffma(xv0, tv.a.im, acc0[2 * jj].im);
+        acc0[2 * jj + 1].re = dft::ffma(xv0, tv.b.re, acc0[2 * jj + 1].re);
+        acc0[2 * jj + 1].im = dft::ffma(xv0, tv.b.im, acc0[2 * jj + 1].im);
+      }
     }
   }
-  cplx2* dst = at<cplx2>(smem, L.tw) + (r0 + t) * (p.js / 2);
+  for (int q = 0; q < nrow; ++q) {
+    const int64_t r = r0 + static_cast<int64_t>(q) * p.slab_rows + t;
+    const int64_t d = r / p.H;
+    cplx2* dst = reinterpret_cast<cplx2*>(at<cplx>(smem, L.tw) + d * x_tw_plane(p) + (r - d * p.H) * p.js);
+    const cplx* acc = q == 0 ? acc0 : acc1;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int jj = 0; jj < k_jmax / 2; ++jj)
-    if (2 * jj < p.js) dst[jj] = cplx2{acc[2 * jj], acc[2 * jj + 1]};
+    for (int jj = 0; jj < k_jmax / 2; ++jj)
+      if (2 * jj < p.js) dst[jj] = cplx2{acc[2 * jj], acc[2 * jj + 1]};
+  }
 }
 
 /// a * b with explicit fused operations.
@@ -397,6 +562,10 @@ struct pair_acc {
     const cplx2 v01 = v[0];
     const cplx2 v23 = v[1];
     const cplx vv[k_jt] = {v01.a, v01.b, v23.a, v23.b};
+    add(vv, tv);
+  }
+  /// Adds vv[0..k_jt) * t.
+  FB_HOST_DEVICE void add(const cplx (&vv)[k_jt], cplx tv) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
@@ -411,73 +580,125 @@ struct pair_acc {
   FB_HOST_DEVICE cplx minus(int j) const { return {a1[j] + a2[j], a4[j] - a3[j]}; }
 };
 
-/// h-stage: Th[d][fh][j] = sum_h Tw[d, h][j] e^{-2pi i h fh / H'}, items (d, fh-pair, column tile).
+/// The k_jt values at v (16-byte aligned: two cplx2 loads).
+FB_HOST_DEVICE void load_jt(const cplx* v, cplx (&vv)[k_jt]) {
+  const cplx2 v01 = reinterpret_cast<const cplx2*>(v)[0];
+  const cplx2 v23 = reinterpret_cast<const cplx2*>(v)[1];
+  vv[0] = v01.a;
+  vv[1] = v01.b;
+  vv[2] = v23.a;
+  vv[3] = v23.b;
+}
+
+/// h-stage: Th[d][fh][j] = sum_h Tw[d, h][j] e^{-2pi i h fh / H'}. Item (d, column tile jt, group
+/// fq of k_fh pairs), d fastest: a thread's k_jt x k_fh register tile reuses each Tw load for k_fh
+/// pairs; the lanes of a warp read distinct planes (padded: no bank conflicts) and the same
+/// twiddles (broadcast). Each output sums h = 0, 1, ... in order.
 FB_HOST_DEVICE void x_h_stage(const params& p, const x_layout& L, unsigned char* smem, fw_chunk ch, int t) {
-  const cplx* twh = at<cplx>(smem, L.twh);
+  const cplx* mh = at<cplx>(smem, L.mh);
   const cplx* tw = at<cplx>(smem, L.tw);
   cplx* th = at<cplx>(smem, L.uni);
   const int njt = (ch.nj + k_jt - 1) / k_jt;
-  const int items = njt * p.D * p.NHP;
+  const int nfh = x_nfh(p);
+  const int nfq = nfh / k_fh;
+  const int items = njt * p.D * nfq;
+  const int64_t tw_plane = x_tw_plane(p), th_row = x_th_row(p), th_plane = x_th_plane(p);
   for (int item = t; item < items; item += k_threads) {
-    const int fh = item % p.NHP;
-    const int rest = item / p.NHP;
-    const int d = rest % p.D;
-    const int jt = rest / p.D;
-    pair_acc acc;
-    acc.zero();
-    int m = 0;  // (h * fh) mod Nh
+    const int d = item % p.D;
+    const int rest = item / p.D;
+    const int jt = rest % njt;
+    const int fq = rest / njt;
+    pair_acc acc[k_fh];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int f = 0; f < k_fh; ++f) acc[f].zero();
+    const cplx* src = tw + d * tw_plane + jt * k_jt;  // + h * js
+    const cplx* tv = mh + fq * k_fh;                 // + h * nfh
     for (int h = 0; h < p.H; ++h) {
-      acc.add(reinterpret_cast<const cplx2*>(tw + (static_cast<int64_t>(d) * p.H + h) * p.js + jt * k_jt), twh[m]);
-      m += fh;
-      if (m >= p.Nh) m -= p.Nh;
+      cplx vv[k_jt];
+      load_jt(src + static_cast<int64_t>(h) * p.js, vv);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int f = 0; f < k_fh; ++f) acc[f].add(vv, tv[h * nfh + f]);
     }
-    const int fh2 = fh == 0 ? 0 : p.Nh - fh;
-    cplx2* dst = reinterpret_cast<cplx2*>(th + (static_cast<int64_t>(d) * p.Nh + fh) * p.js + jt * k_jt);
-    dst[0] = cplx2{acc.plus(0), acc.plus(1)};
-    dst[1] = cplx2{acc.plus(2), acc.plus(3)};
-    if (fh2 != fh) {
-      cplx2* dst2 = reinterpret_cast<cplx2*>(th + (static_cast<int64_t>(d) * p.Nh + fh2) * p.js + jt * k_jt);
-      dst2[0] = cplx2{acc.minus(0), acc.minus(1)};
-      dst2[1] = cplx2{acc.minus(2), acc.minus(3)};
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int f = 0; f < k_fh; ++f) {
+      const int fh = fq * k_fh + f;
+      if (fh >= p.NHP) break;
+      const int fh2 = fh == 0 ? 0 : p.Nh - fh;
+      cplx2* dst = reinterpret_cast<cplx2*>(th + d * th_plane + fh * th_row + jt * k_jt);
+      dst[0] = cplx2{acc[f].plus(0), acc[f].plus(1)};
+      dst[1] = cplx2{acc[f].plus(2), acc[f].plus(3)};
+      if (fh2 != fh) {
+        cplx2* dst2 = reinterpret_cast<cplx2*>(th + d * th_plane + fh2 * th_row + jt * k_jt);
+        dst2[0] = cplx2{acc[f].minus(0), acc[f].minus(1)};
+        dst2[1] = cplx2{acc[f].minus(2), acc[f].minus(3)};
+      }
     }
   }
 }
 
-/// d-stage: X[fd, fh][ci][b][fw0 + j] = sum_d Th[d][fh][j] e^{-2pi i d fd / D'} + c box(fd, fh, fw),
-/// items (fh, fd-pair, column tile); both mirrored planes fd and D' - fd are written to global memory.
+/// d-stage: X[fd, fh][ci][b][fw0 + j] = sum_d Th[d][fh][j] e^{-2pi i d fd / D'} + c box(fd, fh, fw).
+/// Item (fh, column tile jt, group fq of k_fd pairs), fh fastest: the lanes read distinct rows
+/// (padded: no bank conflicts) and the same twiddles; both mirrored planes fd and D' - fd are
+/// written to global memory. Each output sums d = 0, 1, ... in order.
 FB_HOST_DEVICE void x_d_stage(const params& p, const x_layout& L, unsigned char* smem, fw_chunk ch, int64_t ci,
                               int64_t b, int t, float c) {
-  const cplx* twd = at<cplx>(smem, L.twd);
+  const cplx* md = at<cplx>(smem, L.md);
   const cplx* boxd = at<cplx>(smem, L.boxd);
   const cplx* boxh = at<cplx>(smem, L.boxh);
   const cplx* boxw = at<cplx>(smem, L.boxw);
   const cplx* th = at<cplx>(smem, L.uni);
   const int njt = (ch.nj + k_jt - 1) / k_jt;
-  const int items = njt * p.NDP * p.Nh;
+  const int nfd = x_nfd(p);
+  const int nfq = nfd / k_fd;
+  const int items = njt * p.Nh * nfq;
+  const int64_t th_row = x_th_row(p), th_plane = x_th_plane(p);
+  const int64_t row_stride = p.Ci * p.B * p.Fw;
   for (int item = t; item < items; item += k_threads) {
     const int fh = item % p.Nh;
     const int rest = item / p.Nh;
-    const int fd = rest % p.NDP;
-    const int jt = rest / p.NDP;
-    pair_acc acc;
-    acc.zero();
-    int m = 0;  // (d * fd) mod Nd
+    const int jt = rest % njt;
+    const int fq = rest / njt;
+    pair_acc acc[k_fd];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int f = 0; f < k_fd; ++f) acc[f].zero();
+    const cplx* src = th + fh * th_row + jt * k_jt;  // + d * th_plane
+    const cplx* tv = md + fq * k_fd;                 // + d * nfd
     for (int d = 0; d < p.D; ++d) {
-      acc.add(reinterpret_cast<const cplx2*>(th + (static_cast<int64_t>(d) * p.Nh + fh) * p.js + jt * k_jt), twd[m]);
-      m += fd;
-      if (m >= p.Nd) m -= p.Nd;
+      cplx vv[k_jt];
+      load_jt(src + d * th_plane, vv);
+      const cplx2 t01 = reinterpret_cast<const cplx2*>(tv + d * nfd)[0];
+      const cplx2 t23 = reinterpret_cast<const cplx2*>(tv + d * nfd)[1];
+      acc[0].add(vv, t01.a);
+      acc[1].add(vv, t01.b);
+      acc[2].add(vv, t23.a);
+      acc[3].add(vv, t23.b);
     }
-    const int fd2 = fd == 0 ? 0 : p.Nd - fd;
     const int64_t col = ((ci * p.B + b) * p.Fw) + ch.fw0 + jt * k_jt;  // within a row: [ci][b][fw]
-    const int64_t row_stride = p.Ci * p.B * p.Fw;
-    cplx* dst = p.X + (static_cast<int64_t>(fd) * p.Nh + fh) * row_stride + col;
-    cplx* dst2 = p.X + (static_cast<int64_t>(fd2) * p.Nh + fh) * row_stride + col;
-    const cplx bdh = cmul(boxd[fd], boxh[fh]);
-    const cplx bdh2 = cmul(boxd[fd2], boxh[fh]);
-    for (int j = 0; j < k_jt; ++j) {
-      if (jt * k_jt + j >= ch.nj) break;
-      dst[j] = add_box(acc.plus(j), c, cmul(bdh, boxw[jt * k_jt + j]));
-      if (fd2 != fd) dst2[j] = add_box(acc.minus(j), c, cmul(bdh2, boxw[jt * k_jt + j]));
+    const cplx bh = boxh[fh];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int f = 0; f < k_fd; ++f) {
+      const int fd = fq * k_fd + f;
+      if (fd >= p.NDP) break;
+      const int fd2 = fd == 0 ? 0 : p.Nd - fd;
+      cplx* dst = p.X + (static_cast<int64_t>(fd) * p.Nh + fh) * row_stride + col;
+      cplx* dst2 = p.X + (static_cast<int64_t>(fd2) * p.Nh + fh) * row_stride + col;
+      const cplx bdh = cmul(boxd[fd], bh);
+      const cplx bdh2 = cmul(boxd[fd2], bh);
+      for (int j = 0; j < k_jt; ++j) {
+        if (jt * k_jt + j >= ch.nj) break;
+        dst[j] = add_box(acc[f].plus(j), c, cmul(bdh, boxw[jt * k_jt + j]));
+        if (fd2 != fd) dst2[j] = add_box(acc[f].minus(j), c, cmul(bdh2, boxw[jt * k_jt + j]));
+      }
     }
   }
 }
@@ -513,18 +734,23 @@ FB_HOST_DEVICE void x_program(Ex& ex, const params& p, int64_t block, unsigned c
   });
   ex.sync();
   const int64_t rows = static_cast<int64_t>(p.D) * p.H;
-  for (int64_t r0 = 0; r0 < rows; r0 += p.slab_rows) {
-    const int nr = static_cast<int>(min64(p.slab_rows, rows - r0));
-    ex.each_thread([&](int t, x_state&) { x_stage_rows(p, L, smem, xvol, r0, nr, t); });
+  const int nr_first = static_cast<int>(min64(p.slab_rows, rows));  // the centring slab
+  const int64_t group = static_cast<int64_t>(p.xr) * p.slab_rows;   // rows staged at once
+  for (int64_t r0 = 0; r0 < rows; r0 += group) {
+    const int nr = static_cast<int>(min64(group, rows - r0));
+    ex.each_thread([&](int t, x_state&) {
+      if (dft && r0 == 0) x_matrices(p, L, smem, t);
+      x_stage_rows(p, L, smem, xvol, r0, nr, t);
+    });
     ex.sync();
-    ex.each_thread([&](int t, x_state& st) { x_row_sums(p, L, smem, nr, with_sum, t, st); });
+    ex.each_thread([&](int t, x_state& st) { x_row_sums(p, L, smem, nr, with_sum, dft && r0 == 0, t, st); });
     ex.sync();
     if (dft) {
       if (r0 == 0) {
         ex.each_thread([&](int t, x_state&) { x_sum_warps(L, smem, t); });
         ex.sync();
       }
-      ex.each_thread([&](int t, x_state& st) { x_rows(p, L, smem, r0, nr, r0 == 0, t, st); });
+      ex.each_thread([&](int t, x_state& st) { x_rows(p, L, smem, r0, nr, nr_first, r0 == 0, t, st); });
       ex.sync();
     }
   }
@@ -543,6 +769,94 @@ FB_HOST_DEVICE void x_program(Ex& ex, const params& p, int64_t block, unsigned c
 }
 
 // =============================================================================================
+// gspec: the weights' height transform G for every row pair
+// =============================================================================================
+
+/// Items (ci, fd, tw, c), c fastest: each reads its k values H1[ci][fd][:][tw][c] once and writes
+/// G[ci][pair][tw][c] = sum_th H1[ci][fd][th][tw][c] e^{-2pi i th fh / H'} for every pair (fd, fh)
+/// of depth plane fd (taps summed in order th = 0, 1, ...). The gemm then only copies G: computed
+/// inside the gemm, every block formed it for all pairs it touched (~4.75x redundant at the default
+/// config) and spent ~40% of its issue slots on it.
+FB_HOST_DEVICE int64_t gspec_items(const params& p) { return p.training ? p.Ci * p.NDP * p.k * p.Co : 0; }
+FB_HOST_DEVICE int64_t gspec_blocks(const params& p) { return (gspec_items(p) + k_threads - 1) / k_threads; }
+FB_HOST_DEVICE std::size_t gspec_smem(const params& p) { return align16(static_cast<std::size_t>(p.Nh) * sizeof(cplx)); }
+
+/// The first pair of depth plane fd and the plane's pair count (dft::pair_at's numbering).
+FB_HOST_DEVICE void plane_pairs(const dft::row_pairs& rp, int64_t fd, int64_t& first, int64_t& count) {
+  if (fd == 0) {
+    first = 0;
+    count = rp.n_edge;
+  } else if (fd <= rp.n_interior) {
+    first = rp.n_edge + (fd - 1) * rp.nh;
+    count = rp.nh;
+  } else {  // fd = nd/2, nd even
+    first = rp.n_edge + rp.n_interior * rp.nh;
+    count = rp.n_edge;
+  }
+}
+
+FB_HOST_DEVICE void gspec_item(const params& p, unsigned char* smem, int64_t block, int t) {
+  const int64_t i = block * k_threads + t;
+  if (i >= gspec_items(p)) return;
+  const cplx* twh = at<cplx>(smem, 0);
+  const int64_t k = p.k;
+  const int64_t c = i % p.Co;
+  int64_t rest = i / p.Co;
+  const int64_t tw = rest % k;
+  rest /= k;
+  const int64_t fd = rest % p.NDP;
+  const int64_t ci = rest / p.NDP;
+  const cplx* h = p.h1 + ((ci * p.NDP + fd) * k * k + tw) * p.Co + c;  // + th * k * C_out
+  int64_t first = 0, count = 0;
+  plane_pairs(p.pairs, fd, first, count);
+  cplx* g = p.G + ((ci * p.pairs.count + first) * k + tw) * p.Co + c;  // + q * k * C_out
+  const int64_t th_stride = k * p.Co;
+  if (p.k <= k_tap_batch) {
+    cplx v[k_tap_batch];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int th = 0; th < k_tap_batch; ++th) v[th] = th < p.k ? ld_ro(h + th * th_stride) : cplx{0.0f, 0.0f};
+    for (int64_t q = 0; q < count; ++q) {  // fh = q
+      cplx acc{0.0f, 0.0f};
+      int m = 0;  // (th * fh) mod Nh
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int th = 0; th < k_tap_batch; ++th) {
+        if (th < p.k) {
+          dft::cmac(acc, v[th], twh[m]);
+          m += static_cast<int>(q);
+          if (m >= p.Nh) m -= p.Nh;
+        }
+      }
+      g[q * th_stride] = acc;
+    }
+    return;
+  }
+  for (int64_t q = 0; q < count; ++q) {
+    cplx acc{0.0f, 0.0f};
+    int m = 0;
+    for (int th = 0; th < p.k; ++th) {
+      dft::cmac(acc, ld_ro(h + th * th_stride), twh[m]);
+      m += static_cast<int>(q);
+      if (m >= p.Nh) m -= p.Nh;
+    }
+    g[q * th_stride] = acc;
+  }
+}
+
+template <class Ex>
+FB_HOST_DEVICE void gspec_program(Ex& ex, const params& p, int64_t block, unsigned char* smem) {
+  ex.each_thread([&](int t, no_state&) {
+    cplx* twh = at<cplx>(smem, 0);
+    for (int m = t; m < p.Nh; m += k_threads) twh[m] = dft::unit_root(m, p.Nh);
+  });
+  ex.sync();
+  ex.each_thread([&](int t, no_state&) { gspec_item(p, smem, block, t); });
+}
+
+// =============================================================================================
 // gemm: sum over frequencies of |sum_ci X W|^2
 // =============================================================================================
 
@@ -556,16 +870,11 @@ struct unit_info {
   double wc;   ///< weight of (conjugate row, fw): 0 when the row is its own conjugate
 };
 
-/// A row pair's (fd, fh).
-struct pair_info {
-  int fd;
-  int fh;
-};
-
-/// Shared-memory layout of gemm_program. The staged X and G tiles and the final reduction rows
-/// share one region (the tiles are dead after the last chunk).
+/// Shared-memory layout of gemm_program. The staged X and G tiles are double-buffered (buffer b
+/// at + b * stage: the next chunk is copied while this one is multiplied); the final reduction rows
+/// reuse the region (the tiles are dead after the last chunk).
 struct gemm_layout {
-  std::size_t twh, twu, pinfo, uinfo, xs, gs, red, total;
+  std::size_t twu, uinfo, xs, gs, stage, red, total;
 };
 
 FB_HOST_DEVICE std::size_t gemm_stage_bytes(const params& p, int kc) {
@@ -578,21 +887,17 @@ FB_HOST_DEVICE std::size_t gemm_stage_bytes(const params& p, int kc) {
 FB_HOST_DEVICE gemm_layout make_gemm_layout(const params& p) {
   gemm_layout L{};
   std::size_t o = 0;
-  L.twh = o;
-  o += align16(static_cast<std::size_t>(p.Nh) * sizeof(cplx));
   L.twu = o;
   o += align16(static_cast<std::size_t>(k_units) * static_cast<std::size_t>(p.k) * sizeof(cplx));
-  L.pinfo = o;
-  o += align16(static_cast<std::size_t>(p.npb) * sizeof(pair_info));
   L.uinfo = o;
   o += align16(k_units * sizeof(unit_info));
   L.xs = o;
   L.gs = o + align16(static_cast<std::size_t>(p.kc) * k_units * 2 * static_cast<std::size_t>(p.tb) * sizeof(cplx));
   L.red = o;
-  const std::size_t stage = gemm_stage_bytes(p, p.kc);
+  L.stage = gemm_stage_bytes(p, p.kc);
   const std::size_t red = align16(static_cast<std::size_t>(k_units) * static_cast<std::size_t>(p.tb) * k_lanes *
                                   sizeof(double));
-  o += stage > red ? stage : red;
+  o += 2 * L.stage > red ? 2 * L.stage : red;
   L.total = o;
   return L;
 }
@@ -635,21 +940,14 @@ FB_HOST_DEVICE gemm_block_id gemm_block_of(const params& p, int64_t block) {
 template <int TB>
 FB_HOST_DEVICE void gemm_setup(const params& p, const gemm_layout& L, unsigned char* smem, const gemm_block_id& id,
                                int t, gemm_state<TB>& st) {
-  cplx* twh = at<cplx>(smem, L.twh);
   cplx* twu = at<cplx>(smem, L.twu);
-  pair_info* pinfo = at<pair_info>(smem, L.pinfo);
   unit_info* uinfo = at<unit_info>(smem, L.uinfo);
-  for (int m = t; m < p.Nh; m += k_threads) twh[m] = dft::unit_root(m, p.Nh);
   for (int i = t; i < k_units * p.k; i += k_threads) {
     const int w = i / p.k;
     const int tw = i - w * p.k;
     const int64_t u = id.g * k_units + w;
     const int64_t fw = u < p.n_units ? u % p.Fw : 0;
     twu[i] = u < p.n_units ? dft::unit_root((tw * fw) % p.Nw, p.Nw) : cplx{0.0f, 0.0f};
-  }
-  for (int pl = t; pl < id.npb; pl += k_threads) {
-    const dft::row_pair pr = dft::pair_at(p.pairs, id.p_lo + pl);
-    pinfo[pl] = pair_info{static_cast<int>(pr.fd), static_cast<int>(pr.fh)};
   }
   if (t < k_units) {
     const int64_t u = id.g * k_units + t;
@@ -672,16 +970,27 @@ FB_HOST_DEVICE void gemm_setup(const params& p, const gemm_layout& L, unsigned c
   for (int b = 0; b < TB; ++b) st.z0[b] = st.z1[b] = cplx{0.0f, 0.0f};
 }
 
-/// Stages the chunk's X tile xs[kc][unit][row, conj row][b] (zero outside the problem) and forms
-/// G[kc][pair][tw][lane] = sum_th H1[ci][fd][th][tw][c] e^{-2pi i th fh / H'} for the block's pairs.
+/// Steps a G combination (kc, pair, tw), numbered (kc * npb + pl) * k + tw, forward by `by`.
+FB_HOST_DEVICE void gemm_combo_step(int& kc, int& pl, int& tw, int by, int k, int npb) {
+  tw += by;
+  while (tw >= k) {
+    tw -= k;
+    if (++pl == npb) {
+      pl = 0;
+      ++kc;
+    }
+  }
+}
+
+/// Starts the copies of chunk [ci0, ci0 + nkc) into buffer buf: the X tile xs[kc][unit][row, conj
+/// row][b] and the G tile gs[kc][pair][tw][lane] (zero outside the problem), then closes the
+/// thread's copy group. Nothing waits here: the copies land while the previous chunk is multiplied.
 template <int TB>
 FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned char* smem, const gemm_block_id& id,
-                               int64_t ci0, int nkc, int t) {
+                               int64_t ci0, int nkc, int buf, int t) {
   const unit_info* uinfo = at<unit_info>(smem, L.uinfo);
-  const pair_info* pinfo = at<pair_info>(smem, L.pinfo);
-  const cplx* twh = at<cplx>(smem, L.twh);
-  cplx* xs = at<cplx>(smem, L.xs);
-  cplx* gs = at<cplx>(smem, L.gs);
+  cplx* xs = at<cplx>(smem, L.xs + static_cast<std::size_t>(buf) * L.stage);
+  cplx* gs = at<cplx>(smem, L.gs + static_cast<std::size_t>(buf) * L.stage);
   // X: unit fastest, so 8 consecutive columns fw of one row are read together.
   const int nx = nkc * k_units * 2 * TB;
   for (int i = t; i < nx; i += k_threads) {
@@ -693,44 +1002,27 @@ FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned c
     const int kc = rest / 2;
     const unit_info& ui = uinfo[w];
     const int64_t bg = static_cast<int64_t>(id.bt) * TB + b;
-    cplx v{0.0f, 0.0f};
-    if (ui.valid && bg < p.B) v = ld_ro(p.X + (r ? ui.xc : ui.xr) + ((ci0 + kc) * p.B + bg) * p.Fw);
-    xs[((kc * k_units + w) * 2 + r) * TB + b] = v;
+    const bool ok = ui.valid && bg < p.B;
+    const int64_t off = ok ? (r ? ui.xc : ui.xr) + ((ci0 + kc) * p.B + bg) * p.Fw : 0;
+    copy8_async(xs + ((kc * k_units + w) * 2 + r) * TB + b, p.X + off, ok);
   }
-  // G: warp w takes the combinations (kc, pair, tw) w, w + 8, ..., counters stepped rather than
-  // divided (per-item 64-bit div/mod by runtime k and pair counts counted about as many
-  // instructions as the item's FMAs); the lane is the output channel, so a warp reads 32
-  // consecutive H1 values.
+  // G: warp w takes the rows (kc, pair, tw) w, w + 8, ... (counters stepped, not divided); the lane
+  // is the output channel, so a warp copies 32 consecutive values.
   const int w = t / k_lanes;
   const int lane = t % k_lanes;
   const int64_t cg = static_cast<int64_t>(id.ct) * k_lanes + lane;
-  const int combos = nkc * id.npb * p.k;
-  int tw = w % p.k;  // combination w = (kc * npb + pl) * k + tw
+  const bool cok = cg < p.Co;
+  constexpr int kstep = k_threads / k_lanes;
+  const int rows = nkc * id.npb * p.k;
+  int tw = w % p.k;  // row w = (kc * npb + pl) * k + tw
   int pl = (w / p.k) % id.npb;
   int kc = w / (p.k * id.npb);
-  const int64_t k = p.k;
-  for (int combo = w; combo < combos; combo += k_threads / k_lanes) {
-    cplx acc{0.0f, 0.0f};
-    if (cg < p.Co) {
-      const pair_info pi = pinfo[pl];
-      const cplx* h = p.h1 + (((ci0 + kc) * p.NDP + pi.fd) * k * k + tw) * p.Co + cg;  // + th * k * C_out
-      int m = 0;  // (th * fh) mod Nh
-      for (int th = 0; th < p.k; ++th) {
-        dft::cmac(acc, ld_ro(h + th * k * p.Co), twh[m]);
-        m += pi.fh;
-        if (m >= p.Nh) m -= p.Nh;
-      }
-    }
-    gs[((kc * p.npb + pl) * p.k + tw) * k_lanes + lane] = acc;
-    tw += k_threads / k_lanes;  // next combination: 8 further
-    while (tw >= p.k) {
-      tw -= p.k;
-      if (++pl == id.npb) {
-        pl = 0;
-        ++kc;
-      }
-    }
+  for (int row = w; row < rows; row += kstep) {
+    const int64_t off = cok ? (((ci0 + kc) * p.pairs.count + id.p_lo + pl) * p.k + tw) * p.Co + cg : 0;
+    copy8_async(gs + ((kc * p.npb + pl) * p.k + tw) * k_lanes + lane, p.G + off, cok);
+    gemm_combo_step(kc, pl, tw, kstep, p.k, id.npb);
   }
+  copy_commit();
 }
 
 /// Thread (warp = unit, lane = output channel): for each staged input channel, W of its row and
@@ -740,7 +1032,7 @@ FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned c
 /// (A1 = sum G.re t.re, A2 = sum G.im t.im, A3 = sum G.re t.im, A4 = sum G.im t.re), then
 /// Z[b] += X[b] W for the batch tile, both rows.
 template <int TB>
-FB_HOST_DEVICE void gemm_main(const params& p, const gemm_layout& L, unsigned char* smem, int nkc, int t,
+FB_HOST_DEVICE void gemm_main(const params& p, const gemm_layout& L, unsigned char* smem, int nkc, int buf, int t,
                               gemm_state<TB>& st) {
   const int w = t / 32;
   const int lane = t % 32;
@@ -748,13 +1040,15 @@ FB_HOST_DEVICE void gemm_main(const params& p, const gemm_layout& L, unsigned ch
   if (!uinfo[w].valid) return;
   const int pl = uinfo[w].pl;
   const cplx* twu = at<cplx>(smem, L.twu) + w * p.k;
-  const cplx* xs = at<cplx>(smem, L.xs);
-  const cplx* gs = at<cplx>(smem, L.gs);
-  for (int kc = 0; kc < nkc; ++kc) {
-    const cplx* g = gs + ((kc * p.npb + pl) * p.k) * k_lanes + lane;
+  // Running pointers (the kc loop steps them; index products were recomputed every step).
+  const cplx* g = at<cplx>(smem, L.gs + static_cast<std::size_t>(buf) * L.stage) + pl * p.k * k_lanes + lane;
+  const cplx* xr = at<cplx>(smem, L.xs + static_cast<std::size_t>(buf) * L.stage) + w * 2 * TB;
+  const int gstep = p.npb * p.k * k_lanes;
+  for (int kc = 0; kc < nkc; ++kc, g += gstep, xr += k_units * 2 * TB) {
     float a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f;
-    for (int tw = 0; tw < p.k; ++tw) {
-      const cplx gv = g[tw * k_lanes];
+    const cplx* gt = g;
+    for (int tw = 0; tw < p.k; ++tw, gt += k_lanes) {
+      const cplx gv = *gt;
       const cplx tv = twu[tw];
       a1 = dft::ffma(gv.re, tv.re, a1);
       a2 = dft::ffma(gv.im, tv.im, a2);
@@ -763,7 +1057,6 @@ FB_HOST_DEVICE void gemm_main(const params& p, const gemm_layout& L, unsigned ch
     }
     const cplx wr{a1 - a2, a3 + a4};
     const cplx wc{a1 + a2, a3 - a4};
-    const cplx* xr = xs + ((kc * k_units + w) * 2) * TB;
     const cplx* xc = xr + TB;
     if constexpr (TB == 1) {
       dft::cmac(st.z0[0], xr[0], wr);
@@ -822,12 +1115,25 @@ FB_HOST_DEVICE void gemm_program(Ex& ex, const params& p, int64_t block, unsigne
   const gemm_block_id id = gemm_block_of(p, block);
   ex.each_thread([&](int t, gemm_state<TB>& st) { gemm_setup<TB>(p, L, smem, id, t, st); });
   ex.sync();
+  ex.each_thread([&](int t, gemm_state<TB>&) {
+    gemm_stage<TB>(p, L, smem, id, 0, static_cast<int>(min64(p.kc, p.Ci)), 0, t);
+  });
+  int buf = 0;
   for (int64_t ci0 = 0; ci0 < p.Ci; ci0 += p.kc) {
     const int nkc = static_cast<int>(min64(p.kc, p.Ci - ci0));
-    ex.each_thread([&](int t, gemm_state<TB>&) { gemm_stage<TB>(p, L, smem, id, ci0, nkc, t); });
+    const int64_t next = ci0 + p.kc;
+    ex.each_thread([&](int t, gemm_state<TB>&) {
+      if (next < p.Ci) {  // the next chunk's copies go out before this chunk's are awaited
+        gemm_stage<TB>(p, L, smem, id, next, static_cast<int>(min64(p.kc, p.Ci - next)), buf ^ 1, t);
+        copy_wait_all_but_last();
+      } else {
+        copy_wait();
+      }
+    });
     ex.sync();
-    ex.each_thread([&](int t, gemm_state<TB>& st) { gemm_main<TB>(p, L, smem, nkc, t, st); });
+    ex.each_thread([&](int t, gemm_state<TB>& st) { gemm_main<TB>(p, L, smem, nkc, buf, t, st); });
     ex.sync();
+    buf ^= 1;
   }
   ex.each_thread([&](int t, gemm_state<TB>& st) { gemm_store<TB>(L, smem, t, st); });
   ex.sync();
@@ -844,8 +1150,8 @@ constexpr std::size_t k_reduce_smem = k_slices * k_lanes * sizeof(double);
 
 /// Warp s's share of the group sum for 32 channels: 4 interleaved slices q = s + 8j (j = 0..3) of
 /// the 32, slice q summing groups q, q + 32, ... in order, then the 4 in order. Four independent
-/// accumulators and loads in flight per thread: only B * C_out/32 blocks run (64 at the default),
-/// and a single chain per thread would wait for ~100 L2/DRAM round trips in a row.
+/// accumulators and 16 loads in flight per thread: only B * C_out/32 blocks run (64 at the
+/// default), and a single chain per thread would wait for ~100 L2/DRAM round trips in a row.
 FB_HOST_DEVICE void reduce_slices(const params& p, unsigned char* smem, int64_t b, int64_t ct, int t) {
   const int s = t / k_lanes;
   const int c = t % k_lanes;
@@ -855,14 +1161,31 @@ FB_HOST_DEVICE void reduce_slices(const params& p, unsigned char* smem, int64_t 
   if (cg < p.Co) {
     const double* col = p.partial + b * p.Co + cg;  // + g * B * C_out
     const int64_t stride = p.B * p.Co;
-    for (int64_t g0 = 0; g0 < p.n_groups; g0 += k_slices * k_sub) {
+    // k_rounds rounds of loads go out before any is added (16 in flight per thread: the kernel is
+    // latency-bound); each accumulator still adds its groups in increasing order.
+    constexpr int k_rounds = 4;
+    for (int64_t g0 = 0; g0 < p.n_groups; g0 += k_slices * k_sub * k_rounds) {
+      double v[k_rounds][k_sub];
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-      for (int j = 0; j < k_sub; ++j) {
-        const int64_t g = g0 + s + k_slices * j;
-        if (g < p.n_groups) acc[j] += ld_ro(col + g * stride);
-      }
+      for (int r = 0; r < k_rounds; ++r)
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+        for (int j = 0; j < k_sub; ++j) {
+          const int64_t g = g0 + k_slices * k_sub * r + s + k_slices * j;
+          v[r][j] = g < p.n_groups ? ld_ro(col + g * stride) : 0.0;
+        }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int r = 0; r < k_rounds; ++r)
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+        for (int j = 0; j < k_sub; ++j)
+          if (g0 + k_slices * k_sub * r + s + k_slices * j < p.n_groups) acc[j] += v[r][j];
     }
   }
   at<double>(smem, 0)[s * k_lanes + c] = ((acc[0] + acc[1]) + acc[2]) + acc[3];

@@ -12,12 +12,13 @@
 /// Inside a block every warp works on the same phase at the same time (the phase loop is
 /// block-synchronous, because the phase's weights are staged per phase): a warp's lanes are 32
 /// consecutive bases along w, so the tap loop is uniform, the weights are broadcast loads, and the
-/// x reads are 32 consecutive floats (conflict-free). A thread holds a register tile of k_rows
-/// bases along h times k_co_thread output channels (64 fp32 accumulators): per tap it loads
-/// k_rows x values and 4 float4 weights for 64 FMAs. When J0 <= 2 (the #15 default: k=3, s=2) the
-/// tile layout is compile-time and each phase's tap loop is fully unrolled (J per dimension in
-/// {1,2}: 8 variants), so all shared-memory offsets are immediates and consecutive h taps reuse the
-/// x values already in registers; otherwise one generic loop runs (same FMA order, see below).
+/// x reads are 32 consecutive floats (conflict-free). A thread holds two register tiles of k_rows
+/// bases along h times k_co_thread output channels (32 fp32 values each: the accumulators and a
+/// partial sum, see "Two-level accumulation" below): per tap it loads k_rows x values and 2 float4
+/// weights for 32 FMAs. When J0 <= 2 (the #15 default: k=3, s=2) the tile layout is compile-time
+/// and each phase's tap loop is fully unrolled (J per dimension in {1,2}: 8 variants), so all
+/// shared-memory offsets are immediates and consecutive h taps reuse the x values already in
+/// registers; otherwise one generic loop runs (same FMA order, see below).
 ///
 /// Weights are pre-arranged once per call (arrange_weights_block) into [co block][phase][ci][tap of
 /// the phase][k_co_block], zero-padded beyond C_out, so a phase's weights are one contiguous
@@ -29,8 +30,21 @@
 /// barriers is a function of the thread index and shared memory only). So the host executes the
 /// kernel's own tiling, indexing, staging and FMA order, and gets bitwise the same sums.
 ///
-/// FMA order per accumulator: ci ascending (in chunks), then jd, jw, jh ascending, in both the
-/// unrolled and the generic loop: the two variants produce identical bits (tested on the host).
+/// Two-level accumulation. An output sums C_in x taps products. One fp32 accumulator for all of
+/// them (the first version) rounds like a running sum of length n = C_in * taps: with inputs
+/// offset by +2 and C_in 61, k 6, s 2 (n = 1647) its error was 5.6e-4 after BatchNorm where
+/// libtorch's fp32 result (a GEMM over C_in per tap, then the taps added) was 1.0e-4 off fp64.
+/// Now the products are summed in groups (group_of: G whole channels, or in the generic loop
+/// S d-slabs of one channel when a channel has more taps than a group holds) into the partial
+/// tile `part`, and each finished group is added to `acc` (one FADD per accumulator). The group
+/// length is chosen per geometry (group_products_for) so that the rounding figure, products per
+/// group + groups, is least for the phase with the most taps: never above libtorch's C_in + taps.
+///
+/// FMA order per accumulator: ci ascending (chunks change only what is staged: a group that spans
+/// two chunks carries its partial over), then jd, jw, jh ascending, each group's products into
+/// part starting from 0, each finished group's part added to acc (zero at the phase's start), in
+/// both the unrolled and the generic loop: the variants and any chunking produce identical bits
+/// (tested on the host).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -60,7 +74,7 @@ namespace fb::fused::convt3d_tile {
 constexpr int k_threads = 256;
 constexpr int k_warps = k_threads / 32;
 constexpr int k_rows = 4;         ///< bases along h per thread (register tile)
-constexpr int k_co_thread = 16;   ///< output channels per thread (register tile): 4 float4 weights
+constexpr int k_co_thread = 8;    ///< output channels per thread (register tile): 2 float4 weights
 constexpr int k_warps_d = 2;      ///< warps along d: one base each
 constexpr int k_warps_h = 2;      ///< warps along h: k_rows bases each
 constexpr int k_warps_c = 2;      ///< warps along the channels: k_co_thread channels each
@@ -76,11 +90,36 @@ static_assert(k_co_thread % 4 == 0, "weights are loaded as float4");
 constexpr std::size_t k_smem_two_per_sm_bytes = 110 * 1024;
 constexpr std::size_t k_smem_max_bytes = 227 * 1024;
 
+/// Stores an output value; `keep_in_l2` asks L2 to evict the line last (an L2 cache-policy hint on
+/// the GPU; the host has no such thing). The value stored is the same either way.
+FB_HOST_DEVICE void store_out(float* p, float v, bool keep_in_l2) {
+#if defined(__CUDA_ARCH__)
+  if (keep_in_l2) {
+    unsigned long long policy;
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(p), "f"(v), "l"(policy) : "memory");
+    return;
+  }
+#else
+  (void)keep_in_l2;
+#endif
+  *p = v;
+}
+
 /// Fused multiply-add with one rounding on both sides (FFMA on the GPU, fmaf on the host): written
 /// explicitly so that neither compiler's contraction choices can make host and device differ.
 /// (The host executor compiles its block loops a second time for CPUs with FMA, where fmaf is one
 /// instruction instead of a libm call: fused/convt3d_bn_sub_host.cpp.)
 FB_HOST_DEVICE float fma32(float a, float b, float c) { return fmaf(a, b, c); }
+
+/// fp32 addition, never contracted with anything (FADD on the GPU).
+FB_HOST_DEVICE float add32(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
 
 /// Everything the kernels need about the problem and its tiling (a POD kernel argument).
 struct geometry {
@@ -94,6 +133,7 @@ struct geometry {
   int64_t n_blocks;          ///< batch * tiles_per_sample * n_co_blocks
   int64_t ci_chunk;          ///< input channels staged at once
   int64_t n_ci_chunks;       ///< ceil(c_in / ci_chunk); 1 means x is staged once per block
+  int64_t group_products;    ///< most products per partial sum (two-level accumulation: group_products_for)
   int64_t wt_floats;         ///< arranged weights: n_co_blocks * c_in * k^3 * k_co_block
   // x tile in shared memory: [ci][xd][xh][xw], row stride xw (floats)
   int xd, xh, xw, x_plane, x_ci;
@@ -131,7 +171,33 @@ struct phase_pos {
   int r[3];
   int jd, jh, jw;  ///< taps per dimension (0 when the phase has none: k < s)
   int taps;        ///< jd * jh * jw
+  int group;       ///< input channels per partial sum; 0: partial sums of `slabs` d-slabs (group_of)
+  int slabs;       ///< d-slabs (jh * jw taps each) per partial sum when group is 0
+  int index;       ///< the phase ph
 };
+
+/// The partial sums of a phase (two-level accumulation: every output sums its products in partial
+/// sums of at most g.group_products products, each then added to the output's accumulator).
+/// When a whole channel's taps fit (taps <= group_products): groups of G channels, the channels
+/// [m*G, (m+1)*G) counted from channel 0 of the input (pp.group = G). Otherwise (only where
+/// J0 > 2: the generic loop) each channel's taps split into groups of S consecutive d-slabs
+/// (jd = m*S ..; pp.group = 0, pp.slabs = S). Phases with fewer taps get longer groups, up to the
+/// same length, so their rounding stays below that of the phase with the most taps.
+FB_HOST_DEVICE void group_of(const geometry& g, phase_pos& pp) {
+  pp.group = 0;
+  pp.slabs = 0;
+  if (pp.taps == 0) {
+    pp.group = 1;
+    return;
+  }
+  if (g.group_products >= pp.taps) {
+    const int64_t gr = g.group_products / pp.taps;
+    pp.group = static_cast<int>(gr > g.c_in ? g.c_in : gr);
+  } else {
+    const int64_t sl = g.group_products / (pp.jh * pp.jw);
+    pp.slabs = static_cast<int>(sl < 1 ? 1 : sl);
+  }
+}
 
 FB_HOST_DEVICE phase_pos phase_of(const geometry& g, int64_t ph) {
   const int s = static_cast<int>(g.dim[0].s);
@@ -140,10 +206,12 @@ FB_HOST_DEVICE phase_pos phase_of(const geometry& g, int64_t ph) {
   pp.r[0] = phase / (s * s);
   pp.r[1] = (phase / s) % s;
   pp.r[2] = phase % s;
+  pp.index = phase;
   pp.jd = static_cast<int>(g.dim[0].taps(pp.r[0]));
   pp.jh = static_cast<int>(g.dim[1].taps(pp.r[1]));
   pp.jw = static_cast<int>(g.dim[2].taps(pp.r[2]));
   pp.taps = pp.jd * pp.jh * pp.jw;
+  group_of(g, pp);
   return pp;
 }
 
@@ -199,13 +267,24 @@ FB_HOST_DEVICE float load_ro(const float* p) {
 #endif
 }
 
+FB_HOST_DEVICE double load_ro_d(const double* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
 /// Stages input channels [cc*ci_chunk, ...) of the block's x tile into xs, zeros outside the input.
+/// centre (may be null): per (b, ci) fp32 values [b * c_in + ci] subtracted from x inside the input
+/// (x - c, one rounding); outside the input the tile stays 0.
 /// Thread tid: warps take rows (ci, xd, xh) in turn, lanes the first 32 columns (coalesced); the
 /// J0 - 1 remaining columns of every row are spread over all threads. Loads are issued in groups of
 /// kGroup rows before their stores, so a thread has kGroup global loads in flight (1 where the
 /// accumulators are live during staging, to leave them their registers).
 template <int kJ0, int kGroup>
-FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, int tid, const float* x, float* xs) {
+FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, int tid, const float* x,
+                            const float* centre, float* xs) {
   const x_layout<kJ0> xl(g);
   const int64_t ci0 = cc * g.ci_chunk;
   const int n_ci = static_cast<int>(min_i64(g.ci_chunk, g.c_in - ci0));
@@ -215,6 +294,9 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
   const int D = static_cast<int>(g.dim[0].n_in), H = static_cast<int>(g.dim[1].n_in), W = static_cast<int>(g.dim[2].n_in);
   const int id0 = bp.q0[0] - (xl.j0 - 1), ih0 = bp.q0[1] - (xl.j0 - 1), iw0 = bp.q0[2] - (xl.j0 - 1);
   const float* xb = x + (static_cast<int64_t>(bp.b) * g.c_in + ci0) * D * H * W;
+  const float* cb = centre != nullptr ? centre + static_cast<int64_t>(bp.b) * g.c_in + ci0 : nullptr;
+  // The centre of row `row`'s channel (0 without centring).
+  auto row_centre = [&](int row) -> float { return cb != nullptr ? load_ro(cb + row / (xl.xd * xl.xh)) : 0.0f; };
   // Row `row` of the tile: its input row pointer, or null when the row lies outside the input.
   auto row_src = [&](int row) -> const float* {
     const int ci = row / (xl.xd * xl.xh);
@@ -234,7 +316,7 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
     for (int u = 0; u < kGroup; ++u) {
       const int row = row0 + u * k_warps;
       const float* src = row < n_rows ? row_src(row) : nullptr;
-      v[u] = (src != nullptr && lane_in) ? load_ro(src + iw) : 0.0f;
+      v[u] = (src != nullptr && lane_in) ? load_ro(src + iw) - row_centre(row) : 0.0f;
     }
     FB_UNROLL
     for (int u = 0; u < kGroup; ++u) {
@@ -252,7 +334,7 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
       const int col = kLanes + (e - row * div);
       const float* src = row_src(row);
       const int iwc = iw0 + col;
-      xs[row * xl.xw + col] = (src != nullptr && iwc >= 0 && iwc < W) ? load_ro(src + iwc) : 0.0f;
+      xs[row * xl.xw + col] = (src != nullptr && iwc >= 0 && iwc < W) ? load_ro(src + iwc) - row_centre(row) : 0.0f;
     }
   }
 }
@@ -275,7 +357,8 @@ FB_HOST_DEVICE void stage_w(const geometry& g, const block_pos& bp, const phase_
 #endif
 }
 
-/// A thread's accumulators: k_rows bases along h x k_co_thread channels.
+/// A register tile of a thread: k_rows bases along h x k_co_thread channels. A thread holds two:
+/// the outputs' accumulators (acc) and the partial sum of the current channel group (part).
 struct acc_tile {
   float v[k_rows][k_co_thread];
   FB_HOST_DEVICE void zero() {
@@ -283,6 +366,13 @@ struct acc_tile {
     for (int r = 0; r < k_rows; ++r)
       FB_UNROLL
       for (int c = 0; c < k_co_thread; ++c) v[r][c] = 0.0f;
+  }
+  /// Ends a group: adds its partial sum p (one FADD per accumulator).
+  FB_HOST_DEVICE void add_group(const acc_tile& p) {
+    FB_UNROLL
+    for (int r = 0; r < k_rows; ++r)
+      FB_UNROLL
+      for (int c = 0; c < k_co_thread; ++c) v[r][c] = add32(v[r][c], p.v[r][c]);
   }
 };
 
@@ -309,92 +399,150 @@ FB_HOST_DEVICE const float* x_base(const XL& xl, const thread_pos& t, const floa
   return xs + (t.wd + xl.j0 - 1) * xl.plane + (t.wh * k_rows + xl.j0 - 1) * xl.xw + t.lane + xl.j0 - 1;
 }
 
-/// Accumulates n_ci input channels of one phase with JD x JH x JW taps known at compile time
-/// (fully unrolled; consecutive h taps reuse the x values in registers).
-template <int JD, int JH, int JW, class XL>
-FB_HOST_DEVICE void accumulate_fixed(acc_tile& acc, const XL& xl, const float* xb, const float* wb, int n_ci) {
-  constexpr int kTaps = JD * JH * JW;
+/// One input channel's taps of a phase with JD x JH x JW taps known at compile time, added to the
+/// partial sum p (fully unrolled; consecutive h taps reuse the x values in registers). kFirst: the
+/// channel opens a group, so p holds nothing yet and the first product's addend is 0 (the same bits
+/// as zeroing p first, without the zeroing).
+template <int JD, int JH, int JW, bool kFirst, class XL>
+FB_HOST_DEVICE void channel_fixed(acc_tile& p, const XL& xl, const float* xc, const float* wc) {
   constexpr int kWin = k_rows + JH - 1;
-  acc_tile a = acc;  // a local copy: on the host the compiler may then keep it out of memory (the
-                     // shared-memory pointers are floats too and could alias); on the GPU a no-op
-  FB_NO_UNROLL
-  for (int ci = 0; ci < n_ci; ++ci) {
-    const float* xc = xb + ci * xl.ci;
-    const float* wc = wb + ci * kTaps * k_co_block;
+  FB_UNROLL
+  for (int jd = 0; jd < JD; ++jd) {
     FB_UNROLL
-    for (int jd = 0; jd < JD; ++jd) {
+    for (int jw = 0; jw < JW; ++jw) {
+      // x rows base-1 .. base+k_rows-1 relative to tap jh = JH-1: window u = r - jh + JH - 1.
+      float xv[kWin];
       FB_UNROLL
-      for (int jw = 0; jw < JW; ++jw) {
-        // x rows base-1 .. base+k_rows-1 relative to tap jh = JH-1: window u = r - jh + JH - 1.
-        float xv[kWin];
+      for (int u = 0; u < kWin; ++u) xv[u] = xc[-jd * xl.plane + (u - (JH - 1)) * xl.xw - jw];
+      FB_UNROLL
+      for (int jh = 0; jh < JH; ++jh) {
+        float w[k_co_thread];
+        load_weights(wc + ((jd * JH + jh) * JW + jw) * k_co_block, w);
+        const bool open = kFirst && jd == 0 && jw == 0 && jh == 0;
         FB_UNROLL
-        for (int u = 0; u < kWin; ++u) xv[u] = xc[-jd * xl.plane + (u - (JH - 1)) * xl.xw - jw];
-        FB_UNROLL
-        for (int jh = 0; jh < JH; ++jh) {
-          float w[k_co_thread];
-          load_weights(wc + ((jd * JH + jh) * JW + jw) * k_co_block, w);
+        for (int r = 0; r < k_rows; ++r)
           FB_UNROLL
-          for (int r = 0; r < k_rows; ++r)
-            FB_UNROLL
-            for (int c = 0; c < k_co_thread; ++c) a.v[r][c] = fma32(xv[r - jh + JH - 1], w[c], a.v[r][c]);
-        }
+          for (int c = 0; c < k_co_thread; ++c)
+            p.v[r][c] = fma32(xv[r - jh + JH - 1], w[c], open ? 0.0f : p.v[r][c]);
       }
     }
   }
-  acc = a;
 }
 
-/// The same accumulation with run-time tap counts (any k and s), in the same FMA order.
+/// The same with run-time tap counts (any k and s), in the same FMA order, for the d-slabs
+/// [jd0, jd1) of the channel; p must hold the group's sum so far (zero when a group opens).
 template <class XL>
-FB_HOST_DEVICE void accumulate_any(acc_tile& acc, const XL& xl, const float* xb, const float* wb, int n_ci,
-                                   const phase_pos& pp) {
-  acc_tile a = acc;  // see accumulate_fixed
+FB_HOST_DEVICE void channel_any(acc_tile& p, const XL& xl, const float* xc, const float* wc, const phase_pos& pp,
+                                int jd0, int jd1) {
+  for (int jd = jd0; jd < jd1; ++jd)
+    for (int jw = 0; jw < pp.jw; ++jw)
+      for (int jh = 0; jh < pp.jh; ++jh) {
+        float w[k_co_thread];
+        load_weights(wc + ((jd * pp.jh + jh) * pp.jw + jw) * k_co_block, w);
+        const float* xp = xc - jd * xl.plane - jh * xl.xw - jw;
+        FB_UNROLL
+        for (int r = 0; r < k_rows; ++r) {
+          const float xv = xp[r * xl.xw];
+          FB_UNROLL
+          for (int c = 0; c < k_co_thread; ++c) p.v[r][c] = fma32(xv, w[c], p.v[r][c]);
+        }
+      }
+}
+
+/// Accumulates the n_ci input channels [ci0, ci0 + n_ci) of one staged chunk (generic loop) with
+/// groups of pp.slabs d-slabs inside each channel (group_of: channels with more taps than a group
+/// holds). No group spans two channels, so nothing carries over between chunks.
+template <class XL>
+FB_HOST_DEVICE void accumulate_slab_groups(acc_tile& acc, const XL& xl, const float* xb, const float* wb, int ci0,
+                                           int n_ci, const phase_pos& pp) {
+  acc_tile a = acc;  // see accumulate_groups
+  acc_tile p;
   FB_NO_UNROLL
   for (int ci = 0; ci < n_ci; ++ci) {
     const float* xc = xb + ci * xl.ci;
     const float* wc = wb + ci * pp.taps * k_co_block;
-    for (int jd = 0; jd < pp.jd; ++jd)
-      for (int jw = 0; jw < pp.jw; ++jw)
-        for (int jh = 0; jh < pp.jh; ++jh) {
-          float w[k_co_thread];
-          load_weights(wc + ((jd * pp.jh + jh) * pp.jw + jw) * k_co_block, w);
-          const float* xp = xc - jd * xl.plane - jh * xl.xw - jw;
-          FB_UNROLL
-          for (int r = 0; r < k_rows; ++r) {
-            const float xv = xp[r * xl.xw];
-            FB_UNROLL
-            for (int c = 0; c < k_co_thread; ++c) a.v[r][c] = fma32(xv, w[c], a.v[r][c]);
-          }
-        }
+    for (int jd0 = 0; jd0 < pp.jd; jd0 += pp.slabs) {
+      p.zero();
+      channel_any(p, xl, xc, wc, pp, jd0, jd0 + pp.slabs < pp.jd ? jd0 + pp.slabs : pp.jd);
+      a.add_group(p);
+    }
   }
   acc = a;
 }
 
+/// Accumulates the n_ci input channels [ci0, ci0 + n_ci) of one staged chunk, two-level: the
+/// channels of each group (group_of: pp.group consecutive channels, counted from channel 0 of the
+/// whole input, not of the chunk) are summed into part, and a completed group's part is added to
+/// acc. A group may span two chunks: part then carries over to the next chunk's call (chunked
+/// path), so the sums do not depend on the chunking. The unrolled variant (JD, JH, JW >= 1 known at
+/// compile time) and the generic one (JD = 0: pp's tap counts) give the same bits.
+template <int JD, int JH, int JW, class XL>
+FB_HOST_DEVICE void accumulate_groups(acc_tile& acc, acc_tile& part, const XL& xl, const float* xb,
+                                      const float* wb, int ci0, int n_ci, int c_in, const phase_pos& pp) {
+  const int taps = JD > 0 ? JD * JH * JW : pp.taps;
+  if (JD == 0 && pp.group == 0) {
+    accumulate_slab_groups(acc, xl, xb, wb, ci0, n_ci, pp);
+    return;
+  }
+  const int group = pp.group;
+  acc_tile a = acc;  // local copies: on the host the compiler may then keep them out of memory (the
+  acc_tile p = part; // shared-memory pointers are floats too and could alias); on the GPU a no-op
+  int pos = ci0 % group;  // position of channel ci0 inside its group
+  FB_NO_UNROLL
+  for (int ci = 0; ci < n_ci;) {
+    const int end = (n_ci - ci < group - pos) ? n_ci : ci + (group - pos);  // this group's channels here
+    const bool opens = pos == 0;
+    int e = ci;
+    if constexpr (JD > 0) {
+      if (opens) {
+        channel_fixed<JD, JH, JW, true>(p, xl, xb + e * xl.ci, wb + e * taps * k_co_block);
+        ++e;
+      }
+      FB_NO_UNROLL
+      for (; e < end; ++e) channel_fixed<JD, JH, JW, false>(p, xl, xb + e * xl.ci, wb + e * taps * k_co_block);
+    } else {
+      if (opens) p.zero();
+      FB_NO_UNROLL
+      for (; e < end; ++e) channel_any(p, xl, xb + e * xl.ci, wb + e * taps * k_co_block, pp, 0, pp.jd);
+    }
+    pos += end - ci;
+    ci = end;
+    if (pos == group || ci0 + ci == c_in) a.add_group(p);  // the group is complete
+    pos = 0;
+  }
+  acc = a;
+  part = p;
+}
+
 /// One thread's share of a phase and input-channel chunk: the unrolled variant of the phase's tap
 /// counts when the layout is compile-time and taps per dimension are 1 or 2, else the generic loop.
+/// A phase without taps (k < s) leaves acc at zero.
 template <int kJ0>
 FB_HOST_DEVICE void accumulate(const geometry& g, const phase_pos& pp, int64_t cc, const thread_pos& t,
-                               const float* xs, const float* ws, acc_tile& a) {
+                               const float* xs, const float* ws, acc_tile& acc, acc_tile& part) {
+  if (cc == 0) acc.zero();
   if (pp.taps == 0) return;
   const x_layout<kJ0> xl(g);
-  const int n_ci = static_cast<int>(min_i64(g.ci_chunk, g.c_in - cc * g.ci_chunk));
+  const int ci0 = static_cast<int>(cc * g.ci_chunk);
+  const int n_ci = static_cast<int>(min_i64(g.ci_chunk, g.c_in - ci0));
+  const int c_in = static_cast<int>(g.c_in);
   const float* xb = x_base(xl, t, xs);
   const float* wb = ws + t.wc * k_co_thread;
   if constexpr (kJ0 == 1) {
-    accumulate_fixed<1, 1, 1>(a, xl, xb, wb, n_ci);
+    accumulate_groups<1, 1, 1>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp);
   } else if constexpr (kJ0 == 2) {
     switch ((pp.jd - 1) * 4 + (pp.jh - 1) * 2 + (pp.jw - 1)) {
-      case 0: accumulate_fixed<1, 1, 1>(a, xl, xb, wb, n_ci); break;
-      case 1: accumulate_fixed<1, 1, 2>(a, xl, xb, wb, n_ci); break;
-      case 2: accumulate_fixed<1, 2, 1>(a, xl, xb, wb, n_ci); break;
-      case 3: accumulate_fixed<1, 2, 2>(a, xl, xb, wb, n_ci); break;
-      case 4: accumulate_fixed<2, 1, 1>(a, xl, xb, wb, n_ci); break;
-      case 5: accumulate_fixed<2, 1, 2>(a, xl, xb, wb, n_ci); break;
-      case 6: accumulate_fixed<2, 2, 1>(a, xl, xb, wb, n_ci); break;
-      default: accumulate_fixed<2, 2, 2>(a, xl, xb, wb, n_ci); break;
+      case 0: accumulate_groups<1, 1, 1>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 1: accumulate_groups<1, 1, 2>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 2: accumulate_groups<1, 2, 1>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 3: accumulate_groups<1, 2, 2>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 4: accumulate_groups<2, 1, 1>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 5: accumulate_groups<2, 1, 2>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 6: accumulate_groups<2, 2, 1>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      default: accumulate_groups<2, 2, 2>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
     }
   } else {
-    accumulate_any(a, xl, xb, wb, n_ci, pp);
+    accumulate_groups<0, 0, 0>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp);
   }
 }
 
@@ -402,6 +550,7 @@ FB_HOST_DEVICE void accumulate(const geometry& g, const phase_pos& pp, int64_t c
 struct thread_outputs {
   bool active;           ///< the d and w outputs exist (else nothing of this thread counts)
   int od, ow;            ///< output d and w
+  int qd, qh0, qw;       ///< their bases (row r: qh0 + r)
   int oh[k_rows];        ///< output h of each row
   bool row_ok[k_rows];   ///< that output h exists
   int co0;               ///< channel of accumulator column 0 (c_out <= 2^20)
@@ -413,12 +562,15 @@ FB_HOST_DEVICE thread_outputs outputs_of(const geometry& g, const block_pos& bp,
   thread_outputs o;
   const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
   // output_of / has_output of phase_dim, in 32-bit (every coordinate is below 2^22).
-  o.od = (bp.q0[0] + t.wd) * s + pp.r[0] - p;
-  o.ow = (bp.q0[2] + t.lane) * s + pp.r[2] - p;
+  o.qd = bp.q0[0] + t.wd;
+  o.qh0 = bp.q0[1] + t.wh * k_rows;
+  o.qw = bp.q0[2] + t.lane;
+  o.od = o.qd * s + pp.r[0] - p;
+  o.ow = o.qw * s + pp.r[2] - p;
   o.active = o.od >= 0 && o.od < g.dim[0].n_out && o.ow >= 0 && o.ow < g.dim[2].n_out;
   FB_UNROLL
   for (int r = 0; r < k_rows; ++r) {
-    o.oh[r] = (bp.q0[1] + t.wh * k_rows + r) * s + pp.r[1] - p;
+    o.oh[r] = (o.qh0 + r) * s + pp.r[1] - p;
     o.row_ok[r] = o.oh[r] >= 0 && o.oh[r] < g.dim[1].n_out;
   }
   o.co0 = bp.cob * k_co_block + t.wc * k_co_thread;
@@ -437,6 +589,46 @@ FB_HOST_DEVICE bool has_outputs(const geometry& g, const block_pos& bp, const ph
   const int oh_last = oh_first + (k_rows - 1) * s;
   return od >= 0 && od < g.dim[0].n_out && ow >= 0 && ow < g.dim[2].n_out && oh_last >= 0 &&
          oh_first < g.dim[1].n_out && bp.cob * k_co_block + t.wc * k_co_thread < g.c_out;
+}
+
+/// The taps j in [lo, hi) of a phase with J taps along one dimension that read inside the input
+/// at base q (input index q - j in [0, n_in)); all of them (lo = 0, hi = J) away from the borders.
+FB_HOST_DEVICE void valid_taps(const phase_dim& d, int q, int J, int& lo, int& hi) {
+  const int n_in = static_cast<int>(d.n_in);
+  lo = q - n_in + 1 > 0 ? q - n_in + 1 : 0;
+  hi = q + 1 < J ? q + 1 : J;
+  if (hi < lo) hi = lo;
+}
+
+/// Products per partial sum of the two-level accumulation (group_of), chosen for the phase with
+/// the most taps (J0 per dimension, t_max = J0^3, n = c_in * t_max products per output) to
+/// minimise the rounding error figure f = (products per group) + (groups per output), ties to the
+/// longer group (fewer group ends): groups of G whole channels (f = G*t_max + ceil(c_in/G)), or
+/// of S d-slabs of J0^2 taps inside a channel (f = S*J0^2 + c_in*ceil(J0/S)). Why f: the terms of
+/// a sum of products with random signs make its running value a random walk, so the variance of
+/// the fp32 rounding errors is proportional to the sum of its squared partial values, length^2/2
+/// per sum; groups of m products and then the n/m group sums give n/2 * f with f = m + n/m, least
+/// near m = sqrt(n). One accumulator for all products (the former order) has f = n + 1; libtorch's
+/// CPU transposed convolution (a GEMM over C_in for each tap, then the taps added) f = c_in + taps,
+/// which G = 1 equals: the choice is never worse than libtorch's and better where c_in and taps
+/// differ (C_in 1, k 7, s 1: f 56 instead of 344).
+inline int64_t group_products_for(int64_t c_in, int64_t j0) {
+  const int64_t slab = j0 * j0, t_max = slab * j0;
+  int64_t best_m = t_max, best_f = t_max + c_in;  // G = 1
+  // Channel groups: the optimum lies near G = sqrt(c_in / t_max), f grows on both sides.
+  int64_t hi = 2;
+  while (hi * hi * t_max < 4 * c_in) ++hi;
+  for (int64_t gr = 2; gr <= min_i64(c_in, hi + 1); ++gr) {
+    const int64_t f = gr * t_max + ceil_div(c_in, gr);
+    if (f <= best_f) best_f = f, best_m = gr * t_max;
+  }
+  // Slab groups inside a channel (only when J0 > 2: the unrolled variants need whole channels).
+  if (j0 > 2)
+    for (int64_t sl = j0 - 1; sl >= 1; --sl) {
+      const int64_t f = sl * slab + c_in * ceil_div(j0, sl);
+      if (f < best_f) best_f = f, best_m = sl * slab;
+    }
+  return best_m;
 }
 
 /// Derives the geometry of a cubic transposed convolution (kernel k, stride s, padding p) for the
@@ -484,12 +676,13 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
   g.smem_w_offset = static_cast<int>(x_floats);
   g.smem_conv_floats = static_cast<int>(x_floats + g.ci_chunk * w_per_ci);
   g.variant = (!force_generic && (g.j0 == 1 || g.j0 == 2)) ? static_cast<int>(g.j0) : 0;
+  g.group_products = group_products_for(c_in, g.j0);
   return g;
 }
 
 // ---------------------------------------------------------------------------------------------
 // The block programs. Exec provides threads(f) (f(tid, thread_state&) for each thread of the
-// block) and sync() (a block barrier); Exec::state has a member `acc` (acc_tile).
+// block) and sync() (a block barrier); Exec::state has members `acc` and `part` (acc_tile).
 // ---------------------------------------------------------------------------------------------
 
 /// Arranges the weights W[ci][co][td][th][tw] for channel block `block / n_phases` and phase
@@ -520,40 +713,47 @@ FB_HOST_DEVICE void arrange_weights_block(Exec& ex, const geometry& g, const flo
 /// the accumulators to the policy. Two instantiations rather than a run-time test, so that the
 /// one-chunk path (the default) never keeps accumulators live across a staging step: its register
 /// allocation is the tap loop's alone.
-/// Policy: prologue(ex, bp, region) before the first barrier; epilogue(tid, state, bp, outputs,
-/// region) after each phase; finish(ex, bp, region) at the end (it may use ex.sync()). region: the
-/// policy's shared memory, after the conv regions. A policy holds no per-block state of its own:
-/// what it needs comes with the calls (fewer registers live across the tap loops).
+/// Policy: prologue(ex, bp, region) before the first barrier; phase_begin(tid, bp, pp, region)
+/// with the first staging of each phase (before its barrier: per-phase tables for the epilogue,
+/// double-buffered by the caller's choice since the previous phase's epilogue may still read);
+/// epilogue(tid, state, bp, pp, outputs, region) after each phase; finish(ex, bp, region) at the
+/// end (it may use ex.sync()). region: the policy's shared memory, after the conv regions. A policy
+/// holds no per-block state of its own: what it needs comes with the calls (fewer registers live
+/// across the tap loops). centre: as for stage_x (null: x as it is).
 template <int kJ0, bool kChunked, class Exec, class Policy>
-FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x, const float* wt, int64_t block,
-                                    float* smem, const Policy& policy) {
+FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x, const float* centre, const float* wt,
+                                    int64_t block, float* smem, const Policy& policy) {
   const block_pos bp = block_of(g, block);
   float* xs = smem;
   float* ws = smem + g.smem_w_offset;
   float* region = smem + g.smem_conv_floats;
   policy.prologue(ex, bp, region);
-  if (!kChunked) ex.threads([&](int tid, typename Exec::state&) { stage_x<kJ0, 4>(g, bp, 0, tid, x, xs); });
+  if (!kChunked) ex.threads([&](int tid, typename Exec::state&) { stage_x<kJ0, 4>(g, bp, 0, tid, x, centre, xs); });
   int64_t phase_offset = 0;
   for (int ph = 0; ph < static_cast<int>(g.n_phases); ++ph) {
     const phase_pos pp = phase_of(g, ph);
     const int64_t n_chunks = kChunked ? g.n_ci_chunks : 1;
     for (int64_t cc = 0; cc < n_chunks; ++cc) {
-      ex.threads([&](int tid, typename Exec::state& st) {
-        if (kChunked) stage_x<kJ0, 1>(g, bp, cc, tid, x, xs);
+      ex.threads([&](int tid, typename Exec::state&) {
+        if (kChunked) stage_x<kJ0, 1>(g, bp, cc, tid, x, centre, xs);
         if (pp.taps > 0) stage_w(g, bp, pp, phase_offset, cc, tid, wt, ws);
-        if (cc == 0) st.acc.zero();
+        if (cc == 0) policy.phase_begin(tid, bp, pp, region);
       });
       ex.sync();
       // A thread whose phase has no output (past the output's edge, or only padded channels) skips
-      // the tap loop: its accumulators are never used. Whole warps skip at the tile edges.
+      // the tap loop: its accumulators are never used. Whole warps skip at the tile edges. The
+      // partial sum carries over between chunks only in the chunked path (one chunk: every group
+      // ends inside the call, so part is a temporary of the tap loop).
       ex.threads([&](int tid, typename Exec::state& st) {
         const thread_pos t = thread_of(tid);
-        if (has_outputs(g, bp, pp, t)) accumulate<kJ0>(g, pp, cc, t, xs, ws, st.acc);
+        if (!has_outputs(g, bp, pp, t)) return;
+        acc_tile local;
+        accumulate<kJ0>(g, pp, cc, t, xs, ws, st.acc, kChunked ? st.part : local);
       });
       ex.sync();  // the next stage overwrites the weights (and x when chunked)
     }
     ex.threads([&](int tid, typename Exec::state& st) {
-      policy.epilogue(tid, st, bp, outputs_of(g, bp, pp, thread_of(tid)), region);
+      policy.epilogue(tid, st, bp, pp, outputs_of(g, bp, pp, thread_of(tid)), region);
     });
     phase_offset += pp.taps * g.c_in * k_co_block;
   }
@@ -569,7 +769,7 @@ namespace fb::fused::convt3d_tile {
 /// each with its own (persistent) registers; sync() has nothing to wait for.
 struct host_exec {
   struct state {
-    acc_tile acc;
+    acc_tile acc, part;
   };
   std::vector<state> states = std::vector<state>(k_threads);
   template <class F>

@@ -46,6 +46,7 @@ struct verify_options {
   std::string junit_out;
   std::string shard;    ///< "K/N": only case indices i with i % N == K-1 (harness/shard.h)
   std::string devices;  ///< "all", "0,1", "cpu,cpu": one shard process per device, merged
+  bool strict_fp32 = false;
   bool cases_given = false, atol_given = false, rtol_given = false, device_given = false;
 };
 
@@ -95,7 +96,8 @@ void require_writable_file(const std::string& path, const char* flag) {
 /// The command that replays a case exactly (config, seed, distribution, regime, device, tolerances).
 std::string repro_line(const model_entry& model, const gen::case_recipe& recipe, device_kind device,
                        const check_options& checks) {
-  return gen::repro_command(model, recipe, device) + fmt::format(" --atol {} --rtol {}", checks.atol, checks.rtol);
+  return gen::repro_command(model, recipe, device) + fmt::format(" --atol {} --rtol {}", checks.atol, checks.rtol) +
+         (checks.fp64_rule ? "" : " --strict-fp32");
 }
 
 /// Everything a run shares: options, device, the report and where failures go.
@@ -507,11 +509,12 @@ int run_verify(const verify_options& opt) {
   const bool bundle = given && is_repro_bundle(*given);
   // A bundle replays on its own device and tolerances unless the command line names others.
   device_kind device = opt.device.empty() ? best_device() : device_from_string(opt.device);
-  check_options checks{opt.atol, opt.rtol, true, true};
+  check_options checks{opt.atol, opt.rtol, true, true, !opt.strict_fp32};
   if (bundle) {
     if (!opt.device_given) device = device_from_string(given->value("device", std::string("cpu")));
     if (!opt.atol_given) checks.atol = given->value("atol", opt.atol);
     if (!opt.rtol_given) checks.rtol = given->value("rtol", opt.rtol);
+    if (!opt.strict_fp32) checks.fp64_rule = given->value("fp64_rule", true);
   }
   std::optional<std::vector<device_slot>> slots;
   if (!opt.devices.empty()) {
@@ -620,6 +623,9 @@ void add_verify_command(CLI::App& app, command_action& run) {
                   "without: every fuzz case draws only this one)");
   cmd->add_option("--params", opt->params,
                   "Parameters: random or default (PyTorch's init); fuzzing draws both unless this is given");
+  cmd->add_flag("--strict-fp32", opt->strict_fp32,
+               "Judge every case against the fp32 reference alone (no fp64 rule); with --atol 0 --rtol 0 it asks "
+               "for bitwise agreement with libtorch's fp32 result. A diagnostic: the gate never uses it");
   cmd->add_option("--json", opt->json_out, "Also write the results as JSON to FILE (per row and per case)");
   cmd->add_option("--junit", opt->junit_out, "Also write a JUnit XML report to FILE (for CI systems)");
   cmd->add_option("--shard", opt->shard,
@@ -631,8 +637,8 @@ void add_verify_command(CLI::App& app, command_action& run) {
                   "on the CPU (to test the fan-out without a GPU)");
   cmd->footer(
       "Verdicts: each fused case is judged against the fp32 libtorch reference (TF32 off) at atol/rtol; where that\n"
-      "reference is itself off fp64 by more than the tolerance, against fp64 with the reference's own largest error\n"
-      "as the allowance. The reference's semantics are checked in fp64 against an independent loop oracle.\n"
+      "reference is itself off fp64 by more than the tolerance, or the candidate misses it, against fp64 with the\n"
+      "reference's own largest error as the allowance. The reference's semantics are checked in fp64 against an independent loop oracle.\n"
       "Shards: case i of a run is a function of (--seed, i) alone, so --shard K/N (K from 1) runs exactly the\n"
       "unsharded run's cases i with i % N == K-1, and `fusebench merge` joins the N --json files into the\n"
       "unsharded run's file (the same but for check times). --devices does this on one host, one process per GPU.\n"
@@ -645,7 +651,7 @@ void add_verify_command(CLI::App& app, command_action& run) {
       "  fusebench verify --model convt2d_mul_gap --config '{\"in_channels\":3,\"out_channels\":5,\"kernel_size\":3,"
       "\"stride\":2,\"padding\":1,\"output_padding\":1,\"multiplier\":0.5,\"batch_size\":2,\"height\":7,\"width\":6}'"
       " --case-seed 42\n"
-      "  fusebench verify --model convt2d_mul_gap --device cpu --cases 5 --atol 0 --rtol 0 --save-failures failures\n"
+      "  fusebench verify --model convt2d_mul_gap --device cpu --cases 5 --strict-fp32 --atol 0 --rtol 0 --save-failures failures\n"
       "  fusebench verify --config failures/convt2d_mul_gap_fused_host_<seed>/config.json\n"
       "  fusebench verify --model convt2d_mul_gap --config my_config.json --tensors my_tensors.pt\n"
       "  fusebench verify --device cuda --cases 1000 --devices all --json verify.json\n"

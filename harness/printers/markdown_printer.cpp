@@ -145,8 +145,8 @@ void print_rules(std::ostream& out, const report_model& report) {
                std::to_string(r.cases)});
   }
   t.print(out);
-  out << "\n`fp32_reference`: judged against the fp32 reference; `fp64_allowance`: the fp32 reference misses fp64 "
-         "there, so judged against fp64 with the reference's own error as allowance; `none`: values never judged "
+  out << "\n`fp32_reference`: judged against the fp32 reference; `fp64_allowance`: judged against fp64 with the "
+         "reference's own error as allowance (the fp32 reference misses fp64, or the candidate misses the fp32 window); `none`: values never judged "
          "(the case threw, was skipped or its config is invalid).\n\n";
 }
 

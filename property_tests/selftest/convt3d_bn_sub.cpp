@@ -166,10 +166,12 @@ tally run(const options& opt, rng_t& rng, cudaStream_t stream) {
   for (int c = 0; c < opt.cases; ++c) go(draw(rng), rng.next() % 2 == 0, draw_dist(rng), c < 20);
   if (opt.boundary) {
     // The kernel's internal boundaries (fused/common/convt3d_tile.cuh: tiles of 2 x 8 x 32 bases
-    // (d, h, w) x 32 channels, input channels staged in chunks when they do not fit, unrolled tap
-    // loops for ceil(k/s) <= 2, generic ones otherwise):
-    //  - input-channel chunks: 17..64 channels at k=3, s=2 (16 fit), and k=7, s=1 (one at a time);
-    go({2, 17, 9, 5, 9, 11, 3, 2, 1, true, 1e-5, 0.1}, true, dist::normal, true);
+    // (d, h, w) x 16 channels, input channels staged in chunks when they do not fit, unrolled tap
+    // loops for ceil(k/s) <= 2, generic ones otherwise, partial sums of channel groups that may span
+    // two chunks or of d-slabs inside a channel):
+    //  - input-channel chunks: 24..64 channels at k=3, s=2 (23 fit; at 30 the 1-tap phase's second
+    //    group of 16 channels spans the chunks), and k=7, s=1 (one at a time, slab groups);
+    go({2, 30, 9, 5, 9, 11, 3, 2, 1, true, 1e-5, 0.1}, true, dist::normal, true);
     go({2, 64, 40, 6, 12, 20, 3, 2, 1, true, 1e-5, 0.1}, false, dist::uniform, false);
     go({1, 5, 7, 6, 9, 12, 7, 1, 3, true, 1e-5, 0.1}, true, dist::sparse, true);
     go({2, 3, 5, 4, 7, 9, 7, 1, 0, false, 1e-5, 0.1}, true, dist::normal, false);
