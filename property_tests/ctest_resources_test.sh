@@ -69,6 +69,13 @@ n=$(CUDA_VISIBLE_DEVICES=4,5,7 PATH="$tmp/bin:$PATH" bash "$root/scripts/gpu-res
 check "under CUDA_VISIBLE_DEVICES=4,5,7 it lists 3 GPUs (got $n)" test "$n" = 3
 env -u CUDA_VISIBLE_DEVICES PATH="/usr/bin:/bin" bash "$root/scripts/gpu-resources" >/dev/null 2>&1
 check "without GPUs it refuses (exit 2)" test $? -eq 2
+# The count scripts/gpu-gate spreads its ctest and verify stages over.
+n=$(env -u CUDA_VISIBLE_DEVICES PATH="$tmp/bin:$PATH" bash "$root/scripts/gpu-resources" --print-count)
+check "--print-count counts nvidia-smi's 2 GPUs (got $n)" test "$n" = 2
+n=$(CUDA_VISIBLE_DEVICES=3 PATH="$tmp/bin:$PATH" bash "$root/scripts/gpu-resources" --print-count)
+check "--print-count under CUDA_VISIBLE_DEVICES=3 says 1 (got $n)" test "$n" = 1
+n=$(env -u CUDA_VISIBLE_DEVICES PATH="/usr/bin:/bin" bash "$root/scripts/gpu-resources" --print-count)
+check "--print-count without GPUs says 0 (got $n)" test "$n" = 0
 
 # 3. ctest with that spec: five one-GPU tests on two GPUs, -j 4. Each records its allocation and its
 # start and end; two tests on one GPU must never overlap. Two of them are the real GPU test binary,
