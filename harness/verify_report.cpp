@@ -207,6 +207,7 @@ json verify_report_to_json(const verify_report& report) {
           {"seed", report.seed},
           {"atol", report.atol},
           {"rtol", report.rtol},
+          {"fp64_rule", report.fp64_rule},
           {"shard", to_string(report.shard)},
           {"scope", {{"mode", report.scope.mode},
                      {"device", report.scope.device},
@@ -239,6 +240,7 @@ verify_report verify_report_from_json(const json& doc, const std::string& source
   report.seed = r.get<uint64_t>(doc, "", "seed");
   report.atol = r.get<double>(doc, "", "atol");
   report.rtol = r.get<double>(doc, "", "rtol");
+  report.fp64_rule = r.get<bool>(doc, "", "fp64_rule");
   try {
     report.shard = parse_shard(r.get<std::string>(doc, "", "shard"), "field shard");
   } catch (const std::invalid_argument& e) {
@@ -342,10 +344,11 @@ verify_report merge_verify_reports(const std::vector<std::pair<std::string, veri
     for (const auto& part : parts) out.push_back(fmt::format("{}", get(part.second)));
     return out;
   };
-  const char* same_run = "; the shards of one run are made with the same --seed, --atol and --rtol";
+  const char* same_run = "; the shards of one run are made with the same --seed, --atol, --rtol and --strict-fp32";
   (void)agreed_value("seed", values([](const verify_report& r) { return r.seed; }), names, false, same_run);
   (void)agreed_value("atol", values([](const verify_report& r) { return r.atol; }), names, false, same_run);
   (void)agreed_value("rtol", values([](const verify_report& r) { return r.rtol; }), names, false, same_run);
+  (void)agreed_value("fp64_rule", values([](const verify_report& r) { return r.fp64_rule; }), names, false, same_run);
 
   verify_report out;
   out.device = agreed_value("device", values([](const verify_report& r) { return r.device; }), names,
@@ -355,6 +358,7 @@ verify_report merge_verify_reports(const std::vector<std::pair<std::string, veri
   out.seed = first.seed;
   out.atol = first.atol;
   out.rtol = first.rtol;
+  out.fp64_rule = first.fp64_rule;
   out.scope = first.scope;
   out.shard = rules.target;
 

@@ -62,6 +62,7 @@ struct verify_report {
   std::string git_commit;  ///< of the fusebench that ran it
   uint64_t seed = 0;
   double atol = 0, rtol = 0;
+  bool fp64_rule = true;   ///< false under --strict-fp32: judged against the fp32 reference alone
   verify_scope scope;
   shard_spec shard;        ///< the part of the scope's cases this report holds (1/1: all)
   bool complete = true;    ///< false only for a merge that was allowed to miss parts
@@ -84,15 +85,15 @@ void print_verify_table(const verify_report& report, std::ostream& out);
 /// run that produced this report: 0 every case passed (or its shard holds no case at all), 1 a case
 /// failed or was not judged, nothing was judged, or the report is incomplete.
 [[nodiscard]] int print_verdict(const verify_report& report, std::ostream& out);
-/// `--json FILE`: schema "fusebench-verify", version 2 (version 1 had no git_commit, scope, shard,
-/// complete, incomplete_reason, nor the cases' case_seed, inputs and params).
+/// `--json FILE`: schema "fusebench-verify", version 2 (version 1 had no git_commit, fp64_rule, scope,
+/// shard, complete, incomplete_reason, nor the cases' case_seed, inputs and params).
 [[nodiscard]] json verify_report_to_json(const verify_report& report);
 /// Reads what verify_report_to_json wrote (version 2). Throws std::invalid_argument naming `source`
 /// and the field for another schema or version, or a missing or mistyped field.
 [[nodiscard]] verify_report verify_report_from_json(const json& doc, const std::string& source);
 /// One report of parts of one fuzz run, holding rules.target: rows summed (counts, seconds) and
 /// maximised (errors, conditioning), cases in the order one process would have run them. Throws
-/// merge_error for parts that are not of one run (scope, seed, tolerances; GPU and commit unless
+/// merge_error for parts that are not of one run (scope, seed, tolerances, fp64 rule; GPU and commit unless
 /// allowed), overlapping, missing or incomplete parts (unless allowed), and a case outside its part.
 [[nodiscard]] verify_report merge_verify_reports(const std::vector<std::pair<std::string, verify_report>>& parts,
                                                  const merge_rules& rules);

@@ -120,6 +120,10 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["device"]="NVIDIA
 one_line_exit2 "verify merge of different GPUs" merge "$tmp/v-1-of-2.json" "$tmp/v-2-of-2-h100.json" --out "$tmp/bad.json"
 "$fb" merge "$tmp/v-1-of-2.json" "$tmp/v-2-of-2-h100.json" --allow-different-gpu --out "$tmp/two-gpus.json" >/dev/null 2>&1
 check "--allow-different-gpu names both" grep -q '"device": "cpu + NVIDIA H100 80GB HBM3"' "$tmp/two-gpus.json"
+"$fb" merge "$tmp/v-1-of-2.json" "$tmp/v-2-of-2-h100.json" --allow-mixed-gpus --out "$tmp/two-gpus-alias.json" >/dev/null 2>&1
+check "--allow-mixed-gpus is the same flag" grep -q '"device": "cpu + NVIDIA H100 80GB HBM3"' "$tmp/two-gpus-alias.json"
+"$fb" "${run[@]}" --strict-fp32 --shard 2/2 --json "$tmp/v-strict-2-of-2.json" >/dev/null 2>&1
+one_line_exit2 "verify merge of a --strict-fp32 shard with a plain one" merge "$tmp/v-1-of-2.json" "$tmp/v-strict-2-of-2.json" --out "$tmp/bad.json"
 "$fb" merge "$tmp/v-1-of-3.json" "$tmp/v-3-of-3.json" --allow-missing --out "$tmp/partial.json" >/dev/null 2>&1; r=$?
 check "--allow-missing merges, exit 1 (got $r)" test "$r" -eq 1
 check "and marks the file incomplete" grep -q '"incomplete_reason": "merged without shard 2/3"' "$tmp/partial.json"
@@ -148,6 +152,9 @@ check "its --json equals the unsharded one but for check times" same_json verify
 check "its table is the unsharded run's" grep -q "$(grep '^verify: [0-9]* cases:' "$tmp/v.out")" "$tmp/v-devices.out"
 check "it shows progress over the devices" grep -q "^\[10/10\] on 3 devices" "$tmp/v-devices.err"
 check "it names the shards it ran" grep -q "shards 1/3 to 3/3 of 3" "$tmp/v-devices.err"
+# --strict-fp32 reaches the shard processes (their reports say so, or the merge would refuse them).
+"$fb" "${run[@]}" --strict-fp32 --devices cpu,cpu --json "$tmp/v-devices-strict.json" >/dev/null 2>&1
+check "--devices passes --strict-fp32 on" grep -q '"fp64_rule": false' "$tmp/v-devices-strict.json"
 # Under --shard 2/3 the devices split that shard: pieces 2/6 and 5/6, merged back into shard 2/3.
 "$fb" "${run[@]}" --shard 2/3 --devices cpu,cpu --json "$tmp/v-devices-2-of-3.json" >/dev/null 2>&1
 check "--shard 2/3 --devices cpu,cpu equals shard 2/3" same_json verify "$tmp/v-2-of-3.json" "$tmp/v-devices-2-of-3.json"

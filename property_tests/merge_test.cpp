@@ -340,6 +340,9 @@ TEST(merge_verify, the_json_reads_back_as_written) {
   EXPECT_EQ(verify_report_to_json(verify_report_from_json(doc, "v.json")), doc);
   EXPECT_EQ(doc.at("shard"), "2/3");
   EXPECT_EQ(doc.at("version"), 2);
+  verify_report strict = r;
+  strict.fp64_rule = false;
+  EXPECT_FALSE(verify_report_from_json(verify_report_to_json(strict), "v.json").fp64_rule);
 }
 
 TEST(merge_verify, n_shards_make_the_unsharded_report_even_with_more_shards_than_cases) {
@@ -364,6 +367,9 @@ TEST(merge_verify, refuses_reports_that_are_not_shards_of_one_run) {
   auto seed = verify_shards(5, 2);
   seed[1].second.seed = 10;
   EXPECT_NE(verify_merge_message(seed).find("seed is \"10\""), std::string::npos);
+  auto strict = verify_shards(5, 2);
+  strict[1].second.fp64_rule = false;  // one shard run with --strict-fp32
+  EXPECT_NE(verify_merge_message(strict).find("fp64_rule is \"false\""), std::string::npos);
   auto scope = verify_shards(5, 2);
   scope[1].second.scope.cases_per_model = 6;
   EXPECT_NE(verify_merge_message(scope).find("its cases are not those of"), std::string::npos);

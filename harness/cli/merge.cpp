@@ -170,7 +170,7 @@ void add_merge_command(CLI::App& app, command_action& run) {
                 "Merge without some shards; the merged file is marked incomplete and names them");
   cmd->add_flag("--allow-incomplete", opt->allow_incomplete,
                 "Merge shards marked incomplete (interrupted); the merged file is marked incomplete");
-  cmd->add_flag("--allow-different-gpu", opt->allow_different_gpu,
+  cmd->add_flag("--allow-different-gpu,--allow-mixed-gpus", opt->allow_different_gpu,
                 "Merge shards measured on different GPUs (the merged file names them all)");
   cmd->add_flag("--allow-different-commit", opt->allow_different_commit,
                 "Merge shards of different builds (git commit, libtorch, CUDA runtime, build type)");

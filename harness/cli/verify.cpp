@@ -389,6 +389,7 @@ std::vector<std::string> shard_arguments(const verify_options& opt, const std::v
                                 json_path};
   if (!opt.inputs.empty()) args.insert(args.end(), {"--inputs", opt.inputs});
   if (!opt.params.empty()) args.insert(args.end(), {"--params", opt.params});
+  if (!checks.fp64_rule) args.push_back("--strict-fp32");
   if (!opt.save_failures.empty()) args.insert(args.end(), {"--save-failures", opt.save_failures});
   args.push_back("--model");
   for (const model_entry* m : models) args.push_back(m->id);
@@ -542,6 +543,7 @@ int run_verify(const verify_options& opt) {
   run.report.seed = opt.seed;
   run.report.atol = checks.atol;
   run.report.rtol = checks.rtol;
+  run.report.fp64_rule = checks.fp64_rule;
   run.report.shard = opt.shard.empty() ? shard_spec{} : parse_shard(opt.shard);
   run.report.scope.mode = bundle ? "bundle" : given ? "config" : "fuzz";
   run.report.scope.device = std::string(to_string(device));
