@@ -138,6 +138,10 @@ one_line_exit2 "merge without --out" merge "$tmp/v-1-of-2.json"
 one_line_exit2 "--shard 0/2" verify --device cpu --cases 2 --shard 0/2
 one_line_exit2 "--shard 3/2" verify --device cpu --cases 2 --shard 3/2
 one_line_exit2 "--shard 1" bench --device cpu --shard 1
+one_line_exit2 "--shard ''" verify --device cpu --cases 2 --shard ''
+one_line_exit2 "bench --shard ''" bench --device cpu --shard ''
+one_line_exit2 "--shard 1/99999999999999999999" verify --device cpu --cases 2 --shard 1/99999999999999999999
+one_line_exit2 "--devices ''" verify --device cpu --cases 2 --devices ''
 one_line_exit2 "--shard with --config" verify --device cpu --model 44 --config '{"in_channels":3,"out_channels":5,"kernel_size":3,"stride":2,"padding":1,"output_padding":1,"multiplier":0.5,"batch_size":2,"height":7,"width":6}' --shard 1/2
 one_line_exit2 "verify --devices all without a GPU" verify --devices all --cases 2
 one_line_exit2 "verify --devices 0,1 without a GPU" verify --devices 0,1 --cases 2

@@ -253,11 +253,13 @@ void add_bench_command(CLI::App& app, command_action& run) {
   cmd->add_flag("--no-cpu-scale", opt->no_cpu_scale, "On a CPU, time the sweep's configs at full size");
   cmd->add_option("--shard", opt->shard,
                   "K/N: time only the plan's configs p with p % N == K-1 (K from 1, configs in plan order); "
-                  "`fusebench merge` joins the N results files into the unsharded run's");
+                  "`fusebench merge` joins the N results files into the unsharded run's")
+      ->check(non_empty("K/N, e.g. 2/4"));
   cmd->add_option("--devices", opt->devices,
                   "all, or GPU positions 0,1,...: the configs dealt over one shard process per GPU "
                   "(CUDA_VISIBLE_DEVICES), merged into --out; cpu,cpu,...: that many shard processes on the "
-                  "CPU (to test the fan-out without a GPU; their timings disturb each other)");
+                  "CPU (to test the fan-out without a GPU; their timings disturb each other)")
+      ->check(non_empty("all, GPU positions like 0,1, or cpu,cpu"));
   cmd->footer(bench_examples);
   cmd->callback([opt, &run] {
     run = [opt] {

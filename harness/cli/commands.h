@@ -24,6 +24,13 @@ void add_report_command(CLI::App& app, command_action& run);
 void add_compare_command(CLI::App& app, command_action& run);
 void add_merge_command(CLI::App& app, command_action& run);
 
+/// A CLI11 check refusing an empty value (`--shard ""` would otherwise read as "not given"): the
+/// parse error then says "<flag>: an empty value; give <what>".
+[[nodiscard]] inline CLI::Validator non_empty(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& value) { return value.empty() ? "an empty value; give " + what : std::string(); }, "", "");
+}
+
 /// Prints "fusebench: error: <what>" on stderr.
 void print_error(const std::string& what);
 

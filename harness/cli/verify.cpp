@@ -632,11 +632,13 @@ void add_verify_command(CLI::App& app, command_action& run) {
   cmd->add_option("--junit", opt->junit_out, "Also write a JUnit XML report to FILE (for CI systems)");
   cmd->add_option("--shard", opt->shard,
                   "K/N: run only case indices i with i % N == K-1 (K from 1) of each model; N such runs hold "
-                  "every case once, and `fusebench merge` joins their --json files into the unsharded run's");
+                  "every case once, and `fusebench merge` joins their --json files into the unsharded run's")
+      ->check(non_empty("K/N, e.g. 2/4"));
   cmd->add_option("--devices", opt->devices,
                   "all, or GPU positions 0,1,...: one shard process per GPU (CUDA_VISIBLE_DEVICES), run at once "
                   "and merged; output and exit status as of one process. cpu,cpu,...: that many shard processes "
-                  "on the CPU (to test the fan-out without a GPU)");
+                  "on the CPU (to test the fan-out without a GPU)")
+      ->check(non_empty("all, GPU positions like 0,1, or cpu,cpu"));
   cmd->footer(
       "Verdicts: each fused case is judged against the fp32 libtorch reference (TF32 off) at atol/rtol; where that\n"
       "reference is itself off fp64 by more than the tolerance, or the candidate misses it, against fp64 with the\n"
