@@ -164,6 +164,16 @@ TEST(devices, refuses_with_one_line) {
   }
 }
 
+TEST(devices, a_shard_process_sees_its_gpu_and_its_share_of_the_cores) {
+  const char* parent[] = {"PATH=/bin", "CUDA_VISIBLE_DEVICES=4,5", "HOME=/root", nullptr};
+  const std::vector<std::string> env = cli::shard_environment(parent, "5", 8);
+  EXPECT_EQ(env, (std::vector<std::string>{"PATH=/bin", "HOME=/root", "CUDA_VISIBLE_DEVICES=5", "OMP_NUM_THREADS=8"}));
+  const char* pinned[] = {"OMP_NUM_THREADS=3", nullptr};  // the user's choice stands
+  EXPECT_EQ(cli::shard_environment(pinned, "", 0), (std::vector<std::string>{"OMP_NUM_THREADS=3", "CUDA_VISIBLE_DEVICES="}));
+  const char* none[] = {nullptr};  // more processes than cores: one thread each, never 0
+  EXPECT_EQ(cli::shard_environment(none, "0", 0).back(), "OMP_NUM_THREADS=1");
+}
+
 // ---- bench results --------------------------------------------------------------------------------
 
 /// A run of `configs` configs (three rows each, as bench writes them), or shard `shard` of it.

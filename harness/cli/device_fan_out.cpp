@@ -16,6 +16,7 @@
 #include <deque>
 #include <filesystem>
 #include <stdexcept>
+#include <thread>
 
 #include "harness/gpu_assignment.h"
 
@@ -45,15 +46,6 @@ std::string this_executable() {
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) throw std::runtime_error("--devices: cannot find this executable (/proc/self/exe): " + ec.message());
   return self.string();
-}
-
-/// This process's environment with CUDA_VISIBLE_DEVICES replaced.
-std::vector<std::string> child_environment(const std::string& visible) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e)
-    if (std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0) env.emplace_back(*e);
-  env.push_back("CUDA_VISIBLE_DEVICES=" + visible);
-  return env;
 }
 
 std::vector<char*> c_strings(std::vector<std::string>& strings) {
@@ -115,12 +107,27 @@ std::vector<device_slot> parse_devices(const std::string& text, int visible_gpus
   return slots;
 }
 
+std::vector<std::string> shard_environment(const char* const* parent, const std::string& visible,
+                                           unsigned threads) {
+  std::vector<std::string> env;
+  bool threads_set = false;
+  for (const char* const* e = parent; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) == 0) continue;
+    threads_set = threads_set || std::strncmp(*e, "OMP_NUM_THREADS=", 16) == 0;
+    env.emplace_back(*e);
+  }
+  env.push_back("CUDA_VISIBLE_DEVICES=" + visible);
+  if (!threads_set) env.push_back("OMP_NUM_THREADS=" + std::to_string(std::max(1u, threads)));
+  return env;
+}
+
 std::vector<shard_exit> run_shard_processes(const std::vector<shard_process>& processes, const line_hook& hook,
                                             const std::function<int()>& stop_signal) {
   const std::string exe = this_executable();
   const pid_t parent = ::getpid();
   std::vector<running_child> children(processes.size());
   std::vector<shard_exit> exits(processes.size());
+  const unsigned threads = std::thread::hardware_concurrency() / static_cast<unsigned>(processes.size());
 
   const auto emit = [&](std::size_t i, const std::string& line) {
     running_child& c = children[i];
@@ -134,7 +141,8 @@ std::vector<shard_exit> run_shard_processes(const std::vector<shard_process>& pr
     std::vector<std::string> argv_strings{exe};
     argv_strings.insert(argv_strings.end(), processes[i].args.begin(), processes[i].args.end());
     std::vector<char*> argv = c_strings(argv_strings);
-    std::vector<std::string> env_strings = child_environment(processes[i].slot.cuda_visible_devices);
+    std::vector<std::string> env_strings =
+        shard_environment(environ, processes[i].slot.cuda_visible_devices, threads);
     std::vector<char*> envp = c_strings(env_strings);
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("--devices: pipe: ") + std::strerror(errno));

@@ -29,6 +29,13 @@ struct device_slot {
 [[nodiscard]] std::vector<device_slot> parse_devices(const std::string& text, int visible_gpus,
                                                      const char* inherited_visible_devices);
 
+/// The environment of a shard process: `parent` (a null-terminated array, as `environ`) with
+/// CUDA_VISIBLE_DEVICES set to `visible`, and OMP_NUM_THREADS set to `threads` unless the parent
+/// sets it: the processes of one fan-out share the host's cores (libtorch would otherwise start a
+/// thread per core in each, and N processes would oversubscribe the CPU N times).
+[[nodiscard]] std::vector<std::string> shard_environment(const char* const* parent, const std::string& visible,
+                                                         unsigned threads);
+
 /// One shard process: where it runs, and its arguments after the executable (e.g. "verify", ...).
 struct shard_process {
   device_slot slot;
@@ -48,7 +55,7 @@ struct shard_exit {
 using line_hook = std::function<bool(std::size_t process, const std::string& line)>;
 
 /// Runs this executable once per entry of `processes`, all at once, each with its slot's
-/// CUDA_VISIBLE_DEVICES, its stdout discarded (the parent prints the merged result) and its stderr
+/// CUDA_VISIBLE_DEVICES and its share of the cores (shard_environment), its stdout discarded (the parent prints the merged result) and its stderr
 /// passed to `hook` line by line. The children run in their own process group, so a Ctrl-C reaches
 /// them through the parent only: when `stop_signal` turns non-zero the parent sends that signal to
 /// each child once. A child gets SIGTERM when the parent dies (PR_SET_PDEATHSIG). Returns when every
