@@ -41,6 +41,19 @@
 // e.g. > 23 at k=3, s=2) keep both register tiles live through staging and spill 12-124 bytes;
 // the generic ones (J0 > 2) none.
 //
+// Measured (H100 80GB HBM3, 2026-11-23, fused_cuda_selftest --bench, default config, training):
+//   before the accuracy work (one accumulator per output, 4 h x 16 channel register tiles): 713 us
+//     (prep 21, means 10.4, pass 1 240, finalize 21, pass 2 429 us, ncu);
+//   after it (two-level accumulation with 4 x 8 tiles, x centred per (b, ci), per-output centres at
+//     the borders): 1130.8 us (prep 29.1, means 27.9, pass 1 587.0, finalize 22.9, pass 2 718.5 us,
+//     ncu; pass 2 moved 640 MB through DRAM for a 268 MB output). Self-test: 316 configs bitwise
+//     equal to the host executor. The accuracy is needed (the single accumulator was up to 3.4x less
+//     accurate than libtorch against fp64 on offset inputs, and failed the gate); the 1.6x slowdown
+//     is not. Not yet separated: how much comes from the halved register tile (half the FMAs per
+//     x and weight load) and how much from the centring epilogue. Next: measure centring alone on
+//     the 4 x 16 tile (CPU first: is it as accurate as libtorch on the fuzz domain?), then the
+//     full-sector stores of pass 2.
+//
 // Determinism: no atomics at all. Every partial has one owner (thread slot, block slice, tile,
 // channel) and every reduction a fixed order that does not depend on the grid or the SM count;
 // running buffers and num_batches_tracked are written by one thread each. 64-bit indices wherever
