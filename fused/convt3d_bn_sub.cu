@@ -41,6 +41,19 @@
 // e.g. > 23 at k=3, s=2) keep both register tiles live through staging and spill 12-124 bytes;
 // the generic ones (J0 > 2) none.
 //
+// Measured (H100 80GB HBM3, 2026-11-23, fused_cuda_selftest --bench, default config, training):
+//   before the accuracy work (one accumulator per output, 4 h x 16 channel register tiles): 713 us
+//     (prep 21, means 10.4, pass 1 240, finalize 21, pass 2 429 us, ncu);
+//   after it (two-level accumulation with 4 x 8 tiles, x centred per (b, ci), per-output centres at
+//     the borders): 1130.8 us (prep 29.1, means 27.9, pass 1 587.0, finalize 22.9, pass 2 718.5 us,
+//     ncu; pass 2 moved 640 MB through DRAM for a 268 MB output). Self-test: 316 configs bitwise
+//     equal to the host executor. The accuracy is needed (the single accumulator was up to 3.4x less
+//     accurate than libtorch against fp64 on offset inputs, and failed the gate); the 1.6x slowdown
+//     is not. Not yet separated: how much comes from the halved register tile (half the FMAs per
+//     x and weight load) and how much from the centring epilogue. Next: measure centring alone on
+//     the 4 x 16 tile (CPU first: is it as accurate as libtorch on the fuzz domain?), then the
+//     full-sector stores of pass 2.
+//
 // Determinism: no atomics at all. Every partial has one owner (thread slot, block slice, tile,
 // channel) and every reduction a fixed order that does not depend on the grid or the SM count;
 // running buffers and num_batches_tracked are written by one thread each. 64-bit indices wherever
@@ -48,40 +61,20 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <mutex>
-#include <set>
-#include <utility>
 
 #include "fused/common/convt3d_bn_sub_plan.h"
 #include "fused/common/cuda_check.h"
 #include "fused/common/plan_util.h"
 #include "fused/convt3d_bn_sub.h"
+#include "fused/convt3d_bn_sub_passes.cuh"
 
 namespace fb::fused::convt3d_bn_sub {
 namespace {
 
 namespace tile = fb::fused::convt3d_tile;
 using detail::args;
+using detail::device_exec;
 using detail::plan;
-
-/// The GPU executor of a block program: this thread runs its share, barriers are __syncthreads.
-struct device_exec {
-  struct state {
-    tile::acc_tile acc, part;
-  };
-  state st;
-  template <class F>
-  FB_HOST_DEVICE void threads(F&& f) {
-#if defined(__CUDA_ARCH__)
-    f(static_cast<int>(threadIdx.x), st);
-#endif
-  }
-  FB_HOST_DEVICE void sync() {
-#if defined(__CUDA_ARCH__)
-    __syncthreads();
-#endif
-  }
-};
 
 __global__ void __launch_bounds__(tile::k_threads) prep_kernel(const __grid_constant__ plan pl,
                                                                const __grid_constant__ args a) {
@@ -114,47 +107,13 @@ __global__ void __launch_bounds__(tile::k_threads) finalize_kernel(const __grid_
   detail::finalize_block(ex, pl, a, blockIdx.x);
 }
 
-// Two blocks per SM: 64 accumulators + weights + x window fit the 128 registers this allows, and
-// the statistics pass's ~106 KB of shared memory fits twice into the SM's 228 KB.
-template <int kJ0, bool kChunked, bool kStats>
-__global__ void __launch_bounds__(tile::k_threads, 2) pass_kernel(const __grid_constant__ plan pl,
-                                                                  const __grid_constant__ args a) {
-  extern __shared__ float4 smem4[];
-  device_exec ex;
-  detail::pass_block<kJ0, kChunked, kStats>(ex, pl, a, blockIdx.x, reinterpret_cast<float*>(smem4));
-}
-
-/// Lets `kernel` use up to tile::k_smem_max_bytes of dynamic shared memory on the current device;
-/// set once per (device, kernel) so that later calls (also inside a graph capture) make no
-/// attribute call. The limit does not change occupancy: that follows each launch's actual bytes.
-void allow_large_smem(const void* kernel) {
-  static std::mutex mutex;
-  static std::set<std::pair<int, const void*>> done;
-  int dev = 0;
-  FB_CUDA_CHECK(cudaGetDevice(&dev));
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (!done.insert({dev, kernel}).second) return;
-  FB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(tile::k_smem_max_bytes)));
-}
-
+/// Pass kStats of the plan's variant (the kernels live in fused/convt3d_bn_sub_pass_j*_*.cu).
 template <bool kStats>
 void launch_pass(const plan& pl, const args& a, cudaStream_t stream) {
-  const std::size_t smem = kStats ? pl.smem_stats_bytes : pl.smem_write_bytes;
-  const auto blocks = static_cast<unsigned>(pl.g.n_blocks);
-  auto go = [&](auto kernel) {
-    allow_large_smem(reinterpret_cast<const void*>(kernel));
-    kernel<<<blocks, tile::k_threads, smem, stream>>>(pl, a);
-    FB_CUDA_CHECK(cudaGetLastError());
-  };
-  const bool chunked = pl.g.n_ci_chunks > 1;
-  switch (pl.g.variant * 2 + (chunked ? 1 : 0)) {
-    case 2: go(pass_kernel<1, false, kStats>); break;
-    case 3: go(pass_kernel<1, true, kStats>); break;
-    case 4: go(pass_kernel<2, false, kStats>); break;
-    case 5: go(pass_kernel<2, true, kStats>); break;
-    case 0: go(pass_kernel<0, false, kStats>); break;
-    default: go(pass_kernel<0, true, kStats>); break;
+  switch (pl.g.variant) {
+    case 1: detail::launch_pass_variant<1, kStats>(pl, a, stream); break;
+    case 2: detail::launch_pass_variant<2, kStats>(pl, a, stream); break;
+    default: detail::launch_pass_variant<0, kStats>(pl, a, stream); break;
   }
 }
 

@@ -7,85 +7,24 @@
 // stage itself (which on the GPU would read another block's leftovers) makes the output NaN, and
 // the property tests fail. Blocks of a pass are independent (each writes only its own outputs and
 // partials), so they run on several CPU threads; the result does not depend on how many.
-#include <algorithm>
 #include <cstdint>
-#include <limits>
-#include <thread>
-#include <vector>
 
 #include "fused/common/convt3d_bn_sub_plan.h"
 #include "fused/common/plan_util.h"
 #include "fused/convt3d_bn_sub.h"
+#include "fused/convt3d_bn_sub_host_passes.h"
 
 namespace fb::fused::convt3d_bn_sub {
 namespace detail {
 namespace {
 
-/// Runs body(lo, hi) over [0, n) split into contiguous ranges on up to hardware_concurrency threads.
-template <class F>
-void parallel_ranges(int64_t n, F&& body) {
-  const int64_t workers =
-      std::max<int64_t>(1, std::min<int64_t>(n / 4, static_cast<int64_t>(std::thread::hardware_concurrency())));
-  if (workers <= 1) {
-    body(int64_t{0}, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int64_t w = 0; w < workers; ++w) pool.emplace_back([&, w] { body(n * w / workers, n * (w + 1) / workers); });
-  for (std::thread& t : pool) t.join();
-}
-
-/// Blocks [lo, hi) of a pass, each in NaN-filled shared memory.
-template <int kJ0, bool kChunked, bool kStats>
-inline void pass_blocks(const plan& pl, const args& a, int64_t lo, int64_t hi) {
-  const std::size_t bytes = kStats ? pl.smem_stats_bytes : pl.smem_write_bytes;
-  tile::host_exec ex;
-  std::vector<float> smem(bytes / sizeof(float) + 4);
-  for (int64_t block = lo; block < hi; ++block) {
-    std::fill(smem.begin(), smem.end(), std::numeric_limits<float>::quiet_NaN());
-    pass_block<kJ0, kChunked, kStats>(ex, pl, a, block, smem.data());
-  }
-}
-
-template <int kJ0, bool kChunked, bool kStats>
-void pass_blocks_portable(const plan& pl, const args& a, int64_t lo, int64_t hi) {
-  pass_blocks<kJ0, kChunked, kStats>(pl, a, lo, hi);
-}
-
-// The same blocks compiled for CPUs with FMA, everything inlined into them (flatten), so that fmaf
-// (fma32) is one instruction, not a call into libm: ~10x faster host executor, same bits (fmaf is
-// correctly rounded either way). Chosen at run time; other CPUs and compilers run the portable one.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define FB_HOST_FMA_CLONE 1
-template <int kJ0, bool kChunked, bool kStats>
-__attribute__((target("fma"), flatten)) void pass_blocks_fma(const plan& pl, const args& a, int64_t lo, int64_t hi) {
-  pass_blocks<kJ0, kChunked, kStats>(pl, a, lo, hi);
-}
-#endif
-
-template <int kJ0, bool kChunked, bool kStats>
-void host_pass(const plan& pl, const args& a) {
-  parallel_ranges(pl.g.n_blocks, [&](int64_t lo, int64_t hi) {
-#if defined(FB_HOST_FMA_CLONE)
-    if (__builtin_cpu_supports("fma")) {
-      pass_blocks_fma<kJ0, kChunked, kStats>(pl, a, lo, hi);
-      return;
-    }
-#endif
-    pass_blocks_portable<kJ0, kChunked, kStats>(pl, a, lo, hi);
-  });
-}
-
+/// Pass kStats of the plan's variant (the passes live in fused/convt3d_bn_sub_pass_j*_host.cpp).
 template <bool kStats>
-void host_pass_variant(const plan& pl, const args& a) {
-  const bool chunked = pl.g.n_ci_chunks > 1;
-  switch (pl.g.variant * 2 + (chunked ? 1 : 0)) {
-    case 2: host_pass<1, false, kStats>(pl, a); break;
-    case 3: host_pass<1, true, kStats>(pl, a); break;
-    case 4: host_pass<2, false, kStats>(pl, a); break;
-    case 5: host_pass<2, true, kStats>(pl, a); break;
-    case 0: host_pass<0, false, kStats>(pl, a); break;
-    default: host_pass<0, true, kStats>(pl, a); break;
+void host_pass(const plan& pl, const args& a) {
+  switch (pl.g.variant) {
+    case 1: host_pass_variant<1, kStats>(pl, a); break;
+    case 2: host_pass_variant<2, kStats>(pl, a); break;
+    default: host_pass_variant<0, kStats>(pl, a); break;
   }
 }
 
@@ -100,9 +39,9 @@ void run_host_plan(const plan& pl, const args& a) {
     a.ws[pl.off_ybar + item] = mean_from_lanes(pl, lanes);
   }
   for (int64_t item = 0; item < ptab_items(pl); ++item) ptab_item(pl, a, item);
-  if (pl.training) host_pass_variant<true>(pl, a);
+  if (pl.training) host_pass<true>(pl, a);
   for (int64_t c = 0; c < pl.g.c_out; ++c) finalize_block(ex, pl, a, c);
-  host_pass_variant<false>(pl, a);
+  host_pass<false>(pl, a);
 }
 
 }  // namespace detail
