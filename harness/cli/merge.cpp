@@ -33,11 +33,11 @@ struct merge_options {
 
 constexpr const char* merge_examples = R"(Which files merge: the shards of one run, each exactly once. Refused (exit 2, one line): files of
 different splits (N), overlapping shards (one given twice), missing shards, and shards of different
-seeds, tolerances, models/cases/inputs (verify) or plans (bench: sweep or --config, --model,
---device), which are never merged; incomplete shards, shards of different GPUs (name, SMs, L2,
-driver) and of different builds (git commit, libtorch, CUDA runtime, build type) are refused unless
---allow-incomplete / --allow-missing / --allow-different-gpu / --allow-different-commit say
-otherwise (the merged file is then marked incomplete, or joins the values with " + ").
+seeds, tolerances, --strict-fp32, models/cases/inputs (verify) or plans (bench: sweep or --config,
+--model, --device), which are never merged; incomplete shards, shards of different GPUs (name, SMs,
+L2, driver) and of different builds (git commit, libtorch, CUDA runtime, build type) are refused
+unless --allow-incomplete / --allow-missing / --allow-different-gpu (alias --allow-mixed-gpus) /
+--allow-different-commit say otherwise (the merged file is then marked incomplete, or joins the values with " + ").
 The merged file equals the unsharded run's file except for what is measured: times, samples, the
 floors' times, bandwidth, peak, date and host (bench); the check times (verify).
 Exit status: 0 merged, and the merged run passed (as its unsharded run would exit 0); 1 merged, but
