@@ -34,12 +34,13 @@
 // cores.
 //
 // Threads whose phase has no output (tile edges, padded channels) skip the tap loop.
-// Resources (nvcc 13, sm_90, -Xptxas -v): the default path's kernels (J0 = 2, one channel chunk)
-// use 128 registers (statistics and writing) with no spills, 83,840 and 65,408 bytes of dynamic
-// shared memory: two blocks per SM (the register limit of __launch_bounds__(256, 2); at 80
-// registers, for three, they spill kilobytes). The chunked instantiations (C_in beyond what fits,
-// e.g. > 23 at k=3, s=2) keep both register tiles live through staging and spill 12-124 bytes;
-// the generic ones (J0 > 2) none.
+// Resources (nvcc 13, sm_90, -Xptxas -v, after the centring; fused/convt3d_bn_sub_pass_j2_*.cu):
+// the default path (J0 = 2, one channel chunk) holds 126 registers in the statistics pass with no
+// spills and 128 in the writing pass with 56 bytes of spill stores / 252 of loads (its per-output
+// centres at the borders, centre_at); 83,840 and 65,408 bytes of dynamic shared memory: two blocks
+// per SM (the register limit of __launch_bounds__(256, 2)). The chunked instantiations (C_in
+// beyond what fits, e.g. > 23 at k=3, s=2) keep both register tiles live through staging and spill
+// more (J0 = 2: 216 / 1,400 bytes statistics, 320 / 3,128 bytes writing).
 //
 // Measured (H100 80GB HBM3, 2026-11-23, fused_cuda_selftest --bench, default config, training):
 //   before the accuracy work (one accumulator per output, 4 h x 16 channel register tiles): 713 us
