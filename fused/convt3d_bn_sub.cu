@@ -37,8 +37,8 @@
 // Resources (nvcc 13, sm_90, -Xptxas -v, after the centring; fused/convt3d_bn_sub_pass_j2_*.cu):
 // the default path (J0 = 2, one channel chunk) holds 126 registers in the statistics pass with no
 // spills and 128 in the writing pass with 56 bytes of spill stores / 252 of loads (its per-output
-// centres at the borders, centre_at); 83,840 and 65,408 bytes of dynamic shared memory: two blocks
-// per SM (the register limit of __launch_bounds__(256, 2)). The chunked instantiations (C_in
+// centres at the borders, centre_at); dynamic shared memory per the plan (smem_stats_bytes,
+// smem_write_bytes); two blocks per SM (the register limit of __launch_bounds__(256, 2)). The chunked instantiations (C_in
 // beyond what fits, e.g. > 23 at k=3, s=2) keep both register tiles live through staging and spill
 // more (J0 = 2: 216 / 1,400 bytes statistics, 320 / 3,128 bytes writing).
 //
