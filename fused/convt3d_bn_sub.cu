@@ -123,30 +123,18 @@ void launch_pass(const plan& pl, const args& a, cudaStream_t stream) {
 void run_cuda(const problem& prob, const float* x, const float* weight, const float* conv_bias, const float* gamma,
               const float* beta, float* running_mean, float* running_var, int64_t* num_batches_tracked, float* out,
               void* workspace, stream_t stream) {
-  using fb::fused::detail::require_ptr;
   const plan pl = detail::make_plan(prob);
-  constexpr const char* m = "convt3d_bn_sub::run_cuda";
-  require_ptr(x, m, "x");
-  require_ptr(weight, m, "weight");
-  require_ptr(gamma, m, "gamma");
-  require_ptr(beta, m, "beta");
-  require_ptr(running_mean, m, "running_mean");
-  require_ptr(running_var, m, "running_var");
-  require_ptr(num_batches_tracked, m, "num_batches_tracked");
-  require_ptr(out, m, "out");
-  require_ptr(workspace, m, "workspace");
-  fb::fused::detail::require(detail::prep_blocks(pl) < (int64_t{1} << 31), m, "batch*in_channels",
-                             "too large (prep blocks must be < 2^31)", detail::prep_blocks(pl));
-  const args a{x,           weight,      conv_bias, gamma, running_mean,
-               running_var, num_batches_tracked, out,       fb::fused::detail::aligned_workspace(workspace)};
+  const args a = detail::bind(x, weight, conv_bias, gamma, beta, running_mean, running_var, num_batches_tracked, out,
+                              workspace);
+  fb::fused::detail::require(detail::prep_blocks(pl) < (int64_t{1} << 31), "convt3d_bn_sub::run_cuda",
+                             "batch*in_channels", "too large (prep blocks must be < 2^31)", detail::prep_blocks(pl));
   const auto s = static_cast<cudaStream_t>(stream);
   prep_kernel<<<static_cast<unsigned>(detail::prep_blocks(pl)), tile::k_threads, 0, s>>>(pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
   const int64_t items = pl.g.batch * pl.g.c_out;
   const int64_t blocks = (items * detail::k_mean_lanes + tile::k_threads - 1) / tile::k_threads +
                          (detail::ptab_items(pl) + tile::k_threads - 1) / tile::k_threads;
-  means_kernel<<<static_cast<unsigned>(blocks), tile::k_threads, 0, s>>>(
-      pl, a);
+  means_kernel<<<static_cast<unsigned>(blocks), tile::k_threads, 0, s>>>(pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
   if (pl.training) launch_pass<true>(pl, a, s);
   finalize_kernel<<<static_cast<unsigned>(pl.g.c_out), tile::k_threads, 0, s>>>(pl, a);

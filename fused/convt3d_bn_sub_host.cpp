@@ -51,20 +51,9 @@ std::size_t workspace_bytes(const problem& prob) { return detail::make_plan(prob
 void run_host(const problem& prob, const float* x, const float* weight, const float* conv_bias, const float* gamma,
               const float* beta, float* running_mean, float* running_var, int64_t* num_batches_tracked, float* out,
               void* workspace) {
-  using fb::fused::detail::require_ptr;
   const detail::plan pl = detail::make_plan(prob);
-  constexpr const char* m = "convt3d_bn_sub::run_host";
-  require_ptr(x, m, "x");
-  require_ptr(weight, m, "weight");
-  require_ptr(gamma, m, "gamma");
-  require_ptr(beta, m, "beta");
-  require_ptr(running_mean, m, "running_mean");
-  require_ptr(running_var, m, "running_var");
-  require_ptr(num_batches_tracked, m, "num_batches_tracked");
-  require_ptr(out, m, "out");
-  require_ptr(workspace, m, "workspace");
-  const detail::args a{x,           weight,      conv_bias, gamma, running_mean,
-                       running_var, num_batches_tracked, out,       fb::fused::detail::aligned_workspace(workspace)};
+  const detail::args a = detail::bind(x, weight, conv_bias, gamma, beta, running_mean, running_var,
+                                      num_batches_tracked, out, workspace);
   detail::run_host_plan(pl, a);
 }
 

@@ -177,6 +177,26 @@ struct args {
   double* ws;  ///< aligned workspace base
 };
 
+/// The call's pointers, each checked (beta too: it cancels in the output, but a caller passing null
+/// has made a mistake), as args (workspace: the caller's pointer, aligned here). One check for the
+/// CUDA path and the host executor, as convt3d_scale_bn_gap's bind.
+inline args bind(const float* x, const float* weight, const float* conv_bias, const float* gamma, const float* beta,
+                 float* running_mean, float* running_var, int64_t* num_batches_tracked, float* out, void* workspace) {
+  using fb::fused::detail::require_ptr;
+  constexpr const char* m = "convt3d_bn_sub";
+  require_ptr(x, m, "x");
+  require_ptr(weight, m, "weight");
+  require_ptr(gamma, m, "gamma");
+  require_ptr(beta, m, "beta");
+  require_ptr(running_mean, m, "running_mean");
+  require_ptr(running_var, m, "running_var");
+  require_ptr(num_batches_tracked, m, "num_batches_tracked");
+  require_ptr(out, m, "out");
+  require_ptr(workspace, m, "workspace");
+  return args{x,           weight,      conv_bias, gamma, running_mean,
+              running_var, num_batches_tracked, out,       fb::fused::detail::aligned_workspace(workspace)};
+}
+
 /// The arranged weights inside the workspace.
 FB_HOST_DEVICE float* arranged_weights(const plan& pl, const args& a) {
   return reinterpret_cast<float*>(a.ws + pl.off_wt);
