@@ -75,10 +75,13 @@ std::vector<const implementation*> fused_for(const model_entry& model, device_ki
   return out;
 }
 
-/// Cases a point writes: ref, ref_tf32 and one per fused implementation of the device [count].
+}  // namespace
+
 std::size_t cases_of(const bench_point& point, device_kind device) {
   return 2 + fused_for(*point.model, device).size();
 }
+
+namespace {
 
 /// Everything shared by the cases of one run.
 struct run_context {

@@ -37,6 +37,9 @@ inline constexpr std::string_view cpu_small_suffix = "/cpu-small";
 /// while the conv output exceeds 2^20 elements, so that a CPU run takes seconds.
 [[nodiscard]] json scale_for_cpu(const model_entry& model, const json& config);
 
+/// Cases a point writes: ref, ref_tf32 and one per fused implementation of the device [count].
+[[nodiscard]] std::size_t cases_of(const bench_point& point, device_kind device);
+
 /// The configs of a sweep: "quick" is each model's default, "standard" is model.sweep(). With
 /// `cpu_small`, each config is scale_for_cpu'd and its label gets cpu_small_suffix. A config equal to
 /// an earlier one of the same model (scaling maps "default", "batch x0.125" and "batch x0.5" to batch

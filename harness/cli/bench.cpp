@@ -86,7 +86,7 @@ std::vector<std::string> shard_arguments(const bench_options& opt, device_kind d
 /// reaches the children through this process, which then merges what they finished into a file
 /// marked incomplete. The scratch folder is removed once the merged file is complete.
 int run_on_devices(const bench_options& opt, const std::vector<device_slot>& slots, device_kind device,
-                   const shard_spec& outer, std::size_t configs) {
+                   const shard_spec& outer, std::size_t configs, std::int64_t planned_cases) {
   namespace fs = std::filesystem;
   const fs::path scratch = make_scratch_folder(opt.out, ".shards-");
   std::vector<shard_process> processes;
@@ -128,7 +128,8 @@ int run_on_devices(const bench_options& opt, const std::vector<device_slot>& slo
   rules.target = outer;
   rules.allow_incomplete = true;  // an interrupted or failed shard leaves the merged file marked incomplete
   rules.allow_missing = true;
-  const results_file merged = merge_results(parts, rules);
+  results_file merged = merge_results(parts, rules);
+  merged.status.planned_cases = std::max(merged.status.planned_cases, planned_cases);
   const fs::path results_path = fs::path(opt.out) / "results.json";
   const fs::path gbench_path = fs::path(opt.out) / "gbench.json";
   save_results(merged, results_path);
@@ -197,7 +198,14 @@ int run_bench(const bench_options& opt) {
       for (const model_entry& m : all_models()) models.push_back(&m);
     points = bench::plan_sweep(models, opt.sweep, device == device_kind::cpu && !opt.no_cpu_scale);
   }
-  if (slots) return run_on_devices(opt, *slots, device, shard, points.size());
+  if (slots) {
+    // The whole plan's case count, known here before any shard process starts: one that is
+    // interrupted before writing its file must still count in the merged file's plan.
+    std::int64_t planned = 0;
+    for (std::size_t i = 0; i < points.size(); ++i)
+      if (shard.holds(static_cast<std::int64_t>(i))) planned += static_cast<std::int64_t>(bench::cases_of(points[i], device));
+    return run_on_devices(opt, *slots, device, shard, points.size(), planned);
+  }
   const std::string digest = bench::plan_digest(points);
   const std::size_t planned_configs = points.size();
   points = bench::shard_points(points, shard);
