@@ -10,10 +10,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <thread>
 #include <vector>
 
 #include "fused/common/convt3d_bn_sub_plan.h"
+#include "fused/common/host_parallel.h"
 #include "fused/common/plan_util.h"
 #include "fused/convt3d_bn_sub.h"
 
@@ -21,19 +21,7 @@ namespace fb::fused::convt3d_bn_sub {
 namespace detail {
 namespace {
 
-/// Runs body(lo, hi) over [0, n) split into contiguous ranges on up to hardware_concurrency threads.
-template <class F>
-void parallel_ranges(int64_t n, F&& body) {
-  const int64_t workers =
-      std::max<int64_t>(1, std::min<int64_t>(n / 4, static_cast<int64_t>(std::thread::hardware_concurrency())));
-  if (workers <= 1) {
-    body(int64_t{0}, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int64_t w = 0; w < workers; ++w) pool.emplace_back([&, w] { body(n * w / workers, n * (w + 1) / workers); });
-  for (std::thread& t : pool) t.join();
-}
+using fb::fused::detail::parallel_ranges;
 
 /// Blocks [lo, hi) of a pass, each in NaN-filled shared memory.
 template <int kJ0, bool kChunked, bool kStats>

@@ -1,0 +1,278 @@
+#pragma once
+/// The plan (validation, geometry, workspace layout) and the block programs of convt3d_ln_gelu_scale
+/// (KernelBench #34), shared by run_cuda (fused/convt3d_ln_gelu_scale.cu) and run_host
+/// (fused/convt3d_ln_gelu_scale_host.cpp): the GPU runs them with one CUDA block per program instance
+/// and a barrier per ex.sync(), the host thread by thread (see convt3d_tile.cuh).
+///
+/// Launch sequence (one stream):
+///   1. prep   the weights arranged per (channel block, phase) (convt3d_tile.cuh).
+///   2. pass   the convolution tile by tile (convt3d_tile.cuh, tiles by outputs: one tile covers
+///             whole W' rows), with the LayerNorm/GELU/scale epilogue on chip: each phase's
+///             accumulators go into a row buffer in shared memory; after the last w phase of each
+///             (d, h) phase pair the block's 256 rows (16 channels x 2 d x 8 h outputs) are complete,
+///             and each is normalised (row_moments: fp64 mean, then fp64 centred sum of squares),
+///             passed through exact GELU, scaled and stored, one coalesced row at a time. No W' row
+///             ever goes to memory unnormalised; nothing but the output is written.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "fused/common/convt3d_tile.cuh"
+#include "fused/common/convt_index.cuh"
+#include "fused/common/plan_util.h"
+#include "fused/convt3d_ln_gelu_scale.h"
+
+namespace fb::fused::convt3d_ln_gelu_scale::detail {
+
+namespace tile = fb::fused::convt3d_tile;
+using tile::k_co_block;
+using tile::k_co_thread;
+using tile::k_threads;
+
+/// Rows of the output a block holds at once: its channels x d outputs x h outputs of one (d, h) phase
+/// pair (one row per thread in the statistics step).
+constexpr int k_block_rows = k_co_block * tile::k_tile_qd * tile::k_tile_qh;
+static_assert(k_block_rows == k_threads, "one row per thread in the statistics step");
+
+/// The largest W' (== C_out) a block holds: 256 rows of it in shared memory (133 KB at 128).
+constexpr int64_t k_max_row = 128;
+
+/// Everything derived from a problem.
+struct plan {
+  tile::geometry g;
+  int64_t w_out;       ///< W' == C_out: the LayerNorm row length
+  int row_stride;      ///< floats per row in the row buffer: W' rounded up to odd (conflict-free rows)
+  int64_t n_doubles;   ///< workspace: the arranged weights (floats) at the aligned base
+  std::size_t workspace_bytes;
+  std::size_t smem_bytes;  ///< dynamic shared memory of the pass
+  double eps, scale;
+};
+
+/// Shared memory of the LayerNorm region: per row its mean and 1/sqrt(var + eps) (fp64), then
+/// the rows [k_block_rows][row_stride] (fp32).
+inline std::size_t ln_region_bytes(int row_stride) {
+  return sizeof(double) * 2 * k_block_rows + sizeof(float) * static_cast<std::size_t>(k_block_rows) * row_stride;
+}
+
+/// Validates (std::invalid_argument naming field and rule) and derives the plan. force_generic
+/// makes the pass use the generic tap loop (tests compare it with the unrolled one).
+inline plan make_plan(const problem& p, bool force_generic = false) {
+  using fb::fused::detail::require;
+  constexpr const char* m = "convt3d_ln_gelu_scale";
+  fb::fused::detail::require_convt3d_sizes(p, m);
+  const int64_t w_out = convt_output_size(p.width, p.kernel_size, p.stride, p.padding, 0);
+  require(w_out == p.out_channels, m, "width",
+          "gives W' = (width-1)*stride - 2*padding + kernel_size, which must equal out_channels "
+          "(LayerNorm(out_channels) normalises the last dim); W'",
+          w_out);
+  require(w_out <= k_max_row, m, "out_channels",
+          "must be <= 128 (a block holds 256 whole rows of W' = out_channels in shared memory)", w_out);
+  require(p.eps > 0.0 && std::isfinite(p.eps), m, "eps", "must be finite and > 0 (x1e9)",
+          static_cast<int64_t>(p.eps * 1e9));
+  require(std::isfinite(p.scaling_factor), m, "scaling_factor", "must be finite", 0);
+
+  plan pl{};
+  pl.w_out = w_out;
+  pl.row_stride = static_cast<int>(w_out | 1);
+  // One tile covers all W' outputs of a row: w_sub sub-tiles of 32 bases, 32 * s outputs each.
+  tile::tile_options opt;
+  opt.by_outputs = true;
+  opt.w_sub = ceil_div(w_out, tile::k_tile_qw * p.stride);
+  pl.g = tile::make_geometry(p.batch, p.in_channels, p.out_channels, p.depth, p.height, p.width, p.kernel_size,
+                             p.stride, p.padding, ln_region_bytes(pl.row_stride), force_generic, m, opt);
+  const tile::geometry& g = pl.g;
+  require(g.n_tile[2] == 1, m, "width", "must give one tile per W' row (internal); tiles", g.n_tile[2]);
+  require(g.n_blocks < (int64_t{1} << 31), m, "batch", "too large (blocks of the grid must be < 2^31); blocks",
+          g.n_blocks);
+  require(g.wt_floats < (int64_t{1} << 31), m, "in_channels*out_channels*kernel_size^3",
+          "too large (arranged weights must be < 2^31 floats)", g.wt_floats);
+  pl.n_doubles = (g.wt_floats + 1) / 2;
+  pl.workspace_bytes = fb::fused::detail::workspace_bytes_for(pl.n_doubles);
+  pl.smem_bytes = static_cast<std::size_t>(g.smem_conv_floats) * sizeof(float) + ln_region_bytes(pl.row_stride);
+  pl.eps = p.eps;
+  pl.scale = p.scaling_factor;
+  return pl;
+}
+
+/// The pointers of one call (kernel argument, with the plan).
+struct args {
+  const float* x;
+  const float* weight;
+  const float* gamma;
+  const float* beta;
+  float* out;
+  double* ws;  ///< aligned workspace base
+};
+
+/// The arranged weights inside the workspace.
+FB_HOST_DEVICE float* arranged_weights(const args& a) { return reinterpret_cast<float*>(a.ws); }
+
+/// Blocks of the prep launch: one per (channel block, phase).
+FB_HOST_DEVICE int64_t prep_blocks(const plan& pl) { return pl.g.n_co_blocks * pl.g.n_phases; }
+
+template <class Exec>
+FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t block) {
+  tile::arrange_weights_block(ex, pl.g, a.weight, arranged_weights(a), block);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The row math, written once: fp64 operations spelled out, so that neither compiler can contract
+// them differently (host and device round alike).
+// ---------------------------------------------------------------------------------------------
+
+FB_HOST_DEVICE double add64(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+FB_HOST_DEVICE double sub64(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+FB_HOST_DEVICE double mul64(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+/// A row's LayerNorm statistics: its mean and 1/sqrt(var + eps), var biased.
+struct row_norm {
+  double mean, rstd;
+};
+
+/// The statistics of the n fp32 values row[0], row[stride], ...: the fp64 sum in index order (exact
+/// up to 2^-53 relative per step: n <= 128 values of 24 bits), the mean, then the biased variance
+/// from the centred values (never E[y^2] - E[y]^2, which cancels on offset rows).
+FB_HOST_DEVICE row_norm row_moments(const float* row, int n, double eps) {
+  double sum = 0.0;
+  for (int i = 0; i < n; ++i) sum = add64(sum, static_cast<double>(row[i]));
+  row_norm rn;
+  rn.mean = sum / static_cast<double>(n);
+  double m2 = 0.0;
+  for (int i = 0; i < n; ++i) {
+    const double d = sub64(static_cast<double>(row[i]), rn.mean);
+    m2 = fma(d, d, m2);
+  }
+  rn.rstd = 1.0 / sqrt(add64(m2 / static_cast<double>(n), eps));
+  return rn;
+}
+
+/// Exact GELU, 0.5 u (1 + erf(u / sqrt 2)), in fp64 (erf: the platform's, CUDA's on the GPU and the C
+/// library's on the host, both within 2 fp64 ulp: after the rounding to fp32 they differ only where
+/// the exact value lies within ~1e-16 relative of a rounding boundary).
+FB_HOST_DEVICE double gelu_erf(double u) {
+  const double h = mul64(0.5, u);
+  return fma(h, erf(mul64(u, 0.70710678118654752440)), h);
+}
+
+/// One output: scale * GELU(gamma * (y - mean) * rstd + beta), fp64 inside, rounded once to fp32.
+FB_HOST_DEVICE float ln_gelu_scale(float y, const row_norm& rn, float gamma, float beta, double scale) {
+  const double z = mul64(sub64(static_cast<double>(y), rn.mean), rn.rstd);
+  const double u = fma(z, static_cast<double>(gamma), static_cast<double>(beta));
+  return static_cast<float>(mul64(gelu_erf(u), scale));
+}
+
+/// The pass's policy (convt3d_tile.cuh conv_tile_block). Region: norms [k_block_rows] row_norm, then
+/// rows [k_block_rows][row_stride] fp32. Row index ((channel of the block * k_tile_qd + warp's d) *
+/// k_tile_qh + warp's h * k_rows + r): the rows of one (d, h) phase pair; column w'.
+struct ln_policy {
+  const plan& pl;
+  const args& a;
+
+  FB_HOST_DEVICE static row_norm* norms(float* region) { return reinterpret_cast<row_norm*>(region); }
+  FB_HOST_DEVICE static float* rows(float* region) { return region + 4 * k_block_rows; }
+
+  template <class Exec>
+  FB_HOST_DEVICE void prologue(Exec&, const tile::block_pos&, float*) const {}
+  FB_HOST_DEVICE void phase_begin(int, const tile::block_pos&, const tile::phase_pos&, float*) const {}
+
+  /// The thread's accumulators into the row buffer (every output of the tile is one thread's in
+  /// one phase and sub-tile: the rows of a (d, h) phase pair are complete after its last w phase).
+  template <class State>
+  FB_HOST_DEVICE void epilogue(int tid, State& st, const tile::block_pos& bp, const tile::phase_pos&,
+                               const tile::thread_outputs& o, float* region) const {
+    if (!o.active) return;
+    const tile::thread_pos t = tile::thread_of(tid);
+    float* buf = rows(region);
+    const int cl0 = o.co0 - bp.cob * k_co_block;
+    FB_UNROLL
+    for (int c = 0; c < k_co_thread; ++c) {
+      if (c >= o.n_co) break;
+      const int row0 = ((cl0 + c) * tile::k_tile_qd + t.wd) * tile::k_tile_qh + t.wh * tile::k_rows;
+      FB_UNROLL
+      for (int r = 0; r < tile::k_rows; ++r)
+        if (o.row_ok[r]) buf[(row0 + r) * pl.row_stride + o.ow] = st.acc.v[r][c];
+    }
+  }
+
+  /// Row `row` of the block in phase pair pp: its output (co, od, oh); false when it has none.
+  FB_HOST_DEVICE bool row_output(const tile::block_pos& bp, const tile::phase_pos& pp, int row, int64_t& co, int& od,
+                                 int& oh) const {
+    const tile::geometry& g = pl.g;
+    const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
+    const int hr = row % tile::k_tile_qh;
+    const int wd = (row / tile::k_tile_qh) % tile::k_tile_qd;
+    const int cl = row / (tile::k_tile_qh * tile::k_tile_qd);
+    co = static_cast<int64_t>(bp.cob) * k_co_block + cl;
+    od = (bp.q0[0] + wd + pp.shift[0]) * s + pp.r[0] - p;
+    oh = (bp.q0[1] + hr + pp.shift[1]) * s + pp.r[1] - p;
+    return co < g.c_out && od >= 0 && od < g.dim[0].n_out && oh >= 0 && oh < g.dim[1].n_out;
+  }
+
+  /// After the last w phase of a (d, h) phase pair: statistics (a thread per row), then the
+  /// normalised rows written (a warp per row, lanes along w': 128-byte coalesced stores). The next
+  /// epilogue writes the buffer only after the next staging barrier, which every thread reaches
+  /// after its reads here.
+  template <class Exec>
+  FB_HOST_DEVICE void phase_end(Exec& ex, const tile::block_pos& bp, const tile::phase_pos& pp, float* region) const {
+    if (pp.r[2] != static_cast<int>(pl.g.dim[2].s) - 1) return;
+    ex.sync();
+    const int n = static_cast<int>(pl.w_out);
+    ex.threads([&](int tid, typename Exec::state&) {
+      int64_t co;
+      int od, oh;
+      if (!row_output(bp, pp, tid, co, od, oh)) return;
+      norms(region)[tid] = row_moments(rows(region) + tid * pl.row_stride, n, pl.eps);
+    });
+    ex.sync();
+    ex.threads([&](int tid, typename Exec::state&) {
+      const tile::geometry& g = pl.g;
+      const int lane = tid & 31, warp = tid >> 5;
+      for (int row = warp; row < k_block_rows; row += tile::k_warps) {
+        int64_t co;
+        int od, oh;
+        if (!row_output(bp, pp, row, co, od, oh)) continue;
+        const row_norm rn = norms(region)[row];
+        const float* src = rows(region) + row * pl.row_stride;
+        float* dst = a.out + (((static_cast<int64_t>(bp.b) * g.c_out + co) * g.dim[0].n_out + od) * g.dim[1].n_out + oh) *
+                                 g.dim[2].n_out;
+        for (int w = lane; w < n; w += 32)
+          dst[w] = ln_gelu_scale(src[w], rn, tile::load_ro(a.gamma + w), tile::load_ro(a.beta + w), pl.scale);
+      }
+    });
+  }
+
+  template <class Exec>
+  FB_HOST_DEVICE void finish(Exec&, const tile::block_pos&, float*) const {}
+};
+
+/// One block of the pass, in shared memory `smem` (plan's smem_bytes). kChunked must equal
+/// pl.g.n_ci_chunks > 1.
+template <int kJ0, bool kChunked, class Exec>
+FB_HOST_DEVICE void pass_block(Exec& ex, const plan& pl, const args& a, int64_t block, float* smem) {
+  const ln_policy pol{pl, a};
+  tile::conv_tile_block<kJ0, kChunked, 1>(ex, pl.g, a.x, nullptr, arranged_weights(a), block, smem, pol);
+}
+
+/// The host executor on a plan (run_host validates the pointers and calls it; tests call it with a
+/// plan made with force_generic or smaller chunks). Defined in fused/convt3d_ln_gelu_scale_host.cpp.
+void run_host_plan(const plan& pl, const args& a);
+
+}  // namespace fb::fused::convt3d_ln_gelu_scale::detail

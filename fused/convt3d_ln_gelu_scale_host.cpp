@@ -1,0 +1,98 @@
+// Host executor of convt3d_ln_gelu_scale (KernelBench #34): the CUDA path's two launches, each block
+// program run on the CPU thread by thread between its barriers (convt3d_tile.cuh host_exec), with the
+// same plan, tiles, chunks, staging, unrolled variants, FMA order and row math, so the device agrees
+// with it bitwise up to the platforms' fp64 erf (fused/common/convt3d_ln_gelu_scale_plan.h gelu_erf).
+//
+// Shared memory is filled with NaN before every block: a block that read shared memory it did not
+// write itself (which on the GPU would read another block's leftovers) makes the output NaN, and the
+// property tests fail. Blocks are independent, so they run on several CPU threads.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "fused/common/convt3d_ln_gelu_scale_plan.h"
+#include "fused/common/host_parallel.h"
+#include "fused/common/plan_util.h"
+#include "fused/convt3d_ln_gelu_scale.h"
+
+namespace fb::fused::convt3d_ln_gelu_scale {
+namespace detail {
+namespace {
+
+/// Blocks [lo, hi) of the pass, each in NaN-filled shared memory.
+template <int kJ0, bool kChunked>
+inline void pass_blocks(const plan& pl, const args& a, int64_t lo, int64_t hi) {
+  tile::host_exec ex;
+  std::vector<float> smem(pl.smem_bytes / sizeof(float) + 4);
+  for (int64_t block = lo; block < hi; ++block) {
+    std::fill(smem.begin(), smem.end(), std::numeric_limits<float>::quiet_NaN());
+    pass_block<kJ0, kChunked>(ex, pl, a, block, smem.data());
+  }
+}
+
+template <int kJ0, bool kChunked>
+void pass_blocks_portable(const plan& pl, const args& a, int64_t lo, int64_t hi) {
+  pass_blocks<kJ0, kChunked>(pl, a, lo, hi);
+}
+
+// The same blocks compiled for CPUs with FMA, everything inlined (flatten), so that fmaf is one
+// instruction instead of a libm call; same bits (fmaf and fma are correctly rounded either way).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define FB_HOST_FMA_CLONE 1
+template <int kJ0, bool kChunked>
+__attribute__((target("fma"), flatten)) void pass_blocks_fma(const plan& pl, const args& a, int64_t lo, int64_t hi) {
+  pass_blocks<kJ0, kChunked>(pl, a, lo, hi);
+}
+#endif
+
+template <int kJ0, bool kChunked>
+void host_pass(const plan& pl, const args& a) {
+  fb::fused::detail::parallel_ranges(pl.g.n_blocks, [&](int64_t lo, int64_t hi) {
+#if defined(FB_HOST_FMA_CLONE)
+    if (__builtin_cpu_supports("fma")) {
+      pass_blocks_fma<kJ0, kChunked>(pl, a, lo, hi);
+      return;
+    }
+#endif
+    pass_blocks_portable<kJ0, kChunked>(pl, a, lo, hi);
+  });
+}
+
+}  // namespace
+
+void run_host_plan(const plan& pl, const args& a) {
+  tile::host_exec ex;
+  for (int64_t block = 0; block < prep_blocks(pl); ++block) prep_block(ex, pl, a, block);
+  const bool chunked = pl.g.n_ci_chunks > 1;
+  switch (pl.g.variant * 2 + (chunked ? 1 : 0)) {
+    case 2: host_pass<1, false>(pl, a); break;
+    case 3: host_pass<1, true>(pl, a); break;
+    case 4: host_pass<2, false>(pl, a); break;
+    case 5: host_pass<2, true>(pl, a); break;
+    case 0: host_pass<0, false>(pl, a); break;
+    default: host_pass<0, true>(pl, a); break;
+  }
+}
+
+}  // namespace detail
+
+std::size_t workspace_bytes(const problem& prob) { return detail::make_plan(prob).workspace_bytes; }
+
+void run_host(const problem& prob, const float* x, const float* weight, const float* conv_bias, const float* gamma,
+              const float* beta, float* out, void* workspace) {
+  using fb::fused::detail::require_ptr;
+  (void)conv_bias;  // cancels in the LayerNorm
+  const detail::plan pl = detail::make_plan(prob);
+  constexpr const char* m = "convt3d_ln_gelu_scale::run_host";
+  require_ptr(x, m, "x");
+  require_ptr(weight, m, "weight");
+  require_ptr(gamma, m, "gamma");
+  require_ptr(beta, m, "beta");
+  require_ptr(out, m, "out");
+  require_ptr(workspace, m, "workspace");
+  const detail::args a{x, weight, gamma, beta, out, fb::fused::detail::aligned_workspace(workspace)};
+  detail::run_host_plan(pl, a);
+}
+
+}  // namespace fb::fused::convt3d_ln_gelu_scale
