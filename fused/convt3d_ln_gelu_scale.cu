@@ -9,11 +9,13 @@
 // decomposition, a block of 2 x 8 x 32 bases (d, h, w) x 16 output channels over all s^3 phases,
 // a thread on 4 h bases x 8 channels, fp32 FMAs with two-level accumulation (partial sums of
 // channel groups, then added: never rounding worse than libtorch's GEMM-then-taps order), unrolled
-// tap loops for ceil(k/s) <= 2 (the default, k 4 s 2). For #34 the tiles are boxes of OUTPUTS
-// (tile_options::by_outputs): 2s x 8s x (32 s w_sub) outputs, so that one tile holds whole W' rows
-// (at the default 33 bases cover the 64 outputs of a row, which boxes of 32 bases would split) and
-// the default output is cut into 8 x 4 x 1 tiles per sample without ragged edges. No TF32, no
-// tensor cores: SIMT fp32 (future work: split-precision tensor cores, 3xTF32 or FP16x3).
+// tap loops for ceil(k/s) <= 2 (the default, k 4 s 2). For #34 the w tiles are ranges of OUTPUTS
+// (tile_options::by_outputs): 32 s w_sub of them, so that one tile holds whole W' rows (at the
+// default 33 bases cover the 64 outputs of a row, which ranges of 32 bases would split). Along d
+// and h the tiles stay boxes of 2 x 8 bases: at the default 17 x 33 bases in 9 x 5 tiles, 78% of
+// the slots used (cutting d and h by outputs too needs a line more of x each, and then the 32
+// input channels no longer fit beside the row buffer). No TF32, no tensor cores: SIMT fp32 (future
+// work: split-precision tensor cores, 3xTF32 or FP16x3, and a d/h cut without the ragged edges).
 //
 // The epilogue: a phase's accumulators go to a row buffer in shared memory (256 rows: 16 channels
 // x 2 d x 8 h outputs of one (d, h) phase pair, W' + 1 floats each); after the pair's last w phase

@@ -112,18 +112,19 @@ RC_GTEST_PROP(FusedConvT3dLnGeluScaleTile, EveryOutputOnceTapsInsideRowsInOneBlo
   for (int h : hits) RC_ASSERT(h == 1);
 }
 
-// The default geometry: 64 outputs per W' row in one tile of 33 bases (k 4, s 2, p 1), 8 x 4 x 1
-// tiles per sample, unrolled taps, all 32 input channels staged once, one block per SM.
+// The default geometry: 64 outputs per W' row in one tile of 33 bases (k 4, s 2, p 1), 9 x 5 x 1
+// tiles per sample (17 d and 33 h bases), unrolled taps, all 32 input channels staged once, one
+// block per SM.
 TEST(FusedConvT3dLnGeluScale, DefaultPlan) {
   const ln::problem def{32, 32, 64, 16, 32, 32, 4, 2, 1, 1e-5, 1.0};
   const ln::detail::plan pl = ln::detail::make_plan(def);
   EXPECT_EQ(pl.g.variant, 2);
   EXPECT_EQ(pl.g.w_sub, 1);
-  EXPECT_EQ(pl.g.n_tile[0], 8);
-  EXPECT_EQ(pl.g.n_tile[1], 4);
+  EXPECT_EQ(pl.g.n_tile[0], 9);
+  EXPECT_EQ(pl.g.n_tile[1], 5);
   EXPECT_EQ(pl.g.n_tile[2], 1);
   EXPECT_EQ(pl.g.n_ci_chunks, 1);
-  EXPECT_EQ(pl.g.n_blocks, 32 * 32 * 4);
+  EXPECT_EQ(pl.g.n_blocks, 32 * 45 * 4);
   EXPECT_LE(pl.smem_bytes, tile::k_smem_max_bytes);
   EXPECT_EQ(pl.row_stride, 65);
   // Workspace: the arranged weights only (32 x 64 x 64 floats) + alignment.

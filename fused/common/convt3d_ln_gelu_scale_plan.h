@@ -77,6 +77,7 @@ inline plan make_plan(const problem& p, bool force_generic = false) {
   // One tile covers all W' outputs of a row: w_sub sub-tiles of 32 bases, 32 * s outputs each.
   tile::tile_options opt;
   opt.by_outputs = true;
+  opt.one_chunk_first = true;
   opt.w_sub = ceil_div(w_out, tile::k_tile_qw * p.stride);
   pl.g = tile::make_geometry(p.batch, p.in_channels, p.out_channels, p.depth, p.height, p.width, p.kernel_size,
                              p.stride, p.padding, ln_region_bytes(pl.row_stride), force_generic, m, opt);

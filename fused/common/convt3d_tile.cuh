@@ -1,6 +1,6 @@
 #pragma once
 /// The 3-D transposed convolution as a block-tiled, phase-uniform direct convolution, written once
-/// for the CUDA kernels and the host executors (#15 now; the tile loop is meant for #34 too).
+/// for the CUDA kernels and the host executors of #15 and #34.
 ///
 /// Decomposition (fused/common/convt_phase.cuh): an output (od, oh, ow) is (q, r) per dimension,
 /// o = q*s + r - p. A block tile is a box of bases q (k_tile_qd x k_tile_qh x k_tile_qw) of one
@@ -8,6 +8,10 @@
 /// the output, and the input it reads is the base box widened by J0 - 1 = ceil(k/s) - 1 lines below
 /// in each dimension (input index i = q - j), staged once in shared memory with zeros outside the
 /// input (so taps that fall outside contribute an exact 0 and the tap loop needs no bounds tests).
+///
+/// #34 cuts w by outputs instead (tile_options: a w tile is 32 s w_sub outputs, run as w_sub
+/// sub-tiles of 32 bases per phase, each phase's bases shifted by 0 or 1), so that one block holds
+/// whole W' rows for its LayerNorm epilogue; the FMA order of every output is the same either way.
 ///
 /// Inside a block every warp works on the same phase at the same time (the phase loop is
 /// block-synchronous, because the phase's weights are staged per phase): a warp's lanes are 32
@@ -145,14 +149,19 @@ struct geometry {
 };
 
 /// How a model wants its blocks cut. By default (#15) a tile is a box of bases q, the same for every
-/// phase. by_outputs: a tile is a box of OUTPUTS, k_tile_q* x s per dimension (w: k_tile_qw x w_sub x s),
-/// starting at multiples of that extent; phase r then covers the bases from (p - r + s - 1)/s on, which
-/// lie one above those of the last phase where r < p mod s (phase_pos::shift), so the staged x tile
-/// holds one more line per dimension (x_layout's kPad). #34 needs whole W' rows in one block and
-/// its default (k 4, s 2, p 1) has 33 bases per 64 outputs: boxes of bases would need two tiles per row.
+/// phase. by_outputs: along w a tile is a range of OUTPUTS, k_tile_qw x w_sub x s of them, starting at
+/// multiples of that extent; phase r then covers the bases from (p - r + s - 1)/s on, which lie one
+/// above those of the last phase where r < p mod s (phase_pos::shift[2]), so the staged x tile holds
+/// one more column (x_layout's kPad). #34 needs whole W' rows in one block, and its default (k 4,
+/// s 2, p 1) has 33 bases per 64 outputs: ranges of bases would need two tiles per row. (d and h
+/// stay boxes of bases: cutting them by outputs too needs a line more of x in each, which at the #34
+/// default no longer fits all 32 input channels beside the row buffer.)
 struct tile_options {
   int64_t w_sub = 1;        ///< sub-tiles of k_tile_qw bases along w per block
-  bool by_outputs = false;  ///< tiles are boxes of outputs (needs the kPad = 1 layout)
+  bool by_outputs = false;  ///< w tiles are ranges of outputs (needs the kPad = 1 layout)
+  /// Stage all input channels at once with one block per SM (up to k_smem_max_bytes) rather than in
+  /// chunks with two blocks per SM (#34: x would otherwise be staged again per phase and chunk).
+  bool one_chunk_first = false;
 };
 
 /// Where a block works: sample, channel block, tile, and the first base of its tile per dimension.
@@ -187,7 +196,7 @@ struct phase_pos {
   int group;       ///< input channels per partial sum; 0: partial sums of `slabs` d-slabs (group_of)
   int slabs;       ///< d-slabs (jh * jw taps each) per partial sum when group is 0
   int index;       ///< the phase ph
-  int shift[3];    ///< by_outputs: the phase's first base minus the tile's (0 or 1); else 0
+  int shift[3];    ///< the phase's first base minus the tile's per dimension: 0, or 0 / 1 along w (by_outputs)
 };
 
 /// The partial sums of a phase (two-level accumulation: every output sums its products in partial
@@ -226,7 +235,8 @@ FB_HOST_DEVICE phase_pos phase_of(const geometry& g, int64_t ph) {
   pp.jw = static_cast<int>(g.dim[2].taps(pp.r[2]));
   pp.taps = pp.jd * pp.jh * pp.jw;
   const int p = static_cast<int>(g.dim[0].p);
-  for (int d = 0; d < 3; ++d) pp.shift[d] = g.by_outputs ? (p - pp.r[d] + s - 1) / s - p / s : 0;
+  pp.shift[0] = pp.shift[1] = 0;
+  pp.shift[2] = g.by_outputs ? (p - pp.r[2] + s - 1) / s - p / s : 0;
   group_of(g, pp);
   return pp;
 }
@@ -265,12 +275,11 @@ FB_HOST_DEVICE thread_pos thread_of(int tid) { return thread_in(tid, nullptr, 0)
 
 /// The x tile layout: compile-time for the unrolled variants (kJ0 = 1, 2), so that every shared
 /// memory offset in the tap loop is an immediate; read from the geometry for the generic one.
-/// kPad: one more line per dimension (tiles by outputs, tile_options); compile-time layouts have one
-/// w sub-tile.
+/// kPad: one more column (w tiles by outputs, tile_options); compile-time layouts have one w sub-tile.
 template <int kJ0, int kPad = 0>
 struct x_layout {
-  static constexpr int xd = k_tile_qd + kJ0 - 1 + kPad;
-  static constexpr int xh = k_tile_qh + kJ0 - 1 + kPad;
+  static constexpr int xd = k_tile_qd + kJ0 - 1;
+  static constexpr int xh = k_tile_qh + kJ0 - 1;
   static constexpr int xw = k_tile_qw + kJ0 - 1 + kPad;
   static constexpr int plane = xh * xw;
   static constexpr int ci = xd * plane;
@@ -678,14 +687,14 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
   g.by_outputs = opt.by_outputs ? 1 : 0;
   const int64_t extent[3] = {k_tile_qd, k_tile_qh, k_tile_qw * opt.w_sub};
   const int64_t pad = opt.by_outputs ? 1 : 0;
-  for (int d = 0; d < 3; ++d)
-    g.n_tile[d] = opt.by_outputs ? ceil_div(g.dim[d].n_out, extent[d] * s) : ceil_div(g.dim[d].q_count(), extent[d]);
+  for (int d = 0; d < 3; ++d) g.n_tile[d] = ceil_div(g.dim[d].q_count(), extent[d]);
+  if (opt.by_outputs) g.n_tile[2] = ceil_div(g.dim[2].n_out, extent[2] * s);
   g.tiles_per_sample = g.n_tile[0] * g.n_tile[1] * g.n_tile[2];
   g.n_co_blocks = ceil_div(c_out, k_co_block);
   g.n_blocks = batch * g.tiles_per_sample * g.n_co_blocks;
   g.wt_floats = g.n_co_blocks * c_in * k * k * k * k_co_block;
-  g.xd = static_cast<int>(k_tile_qd + g.j0 - 1 + pad);
-  g.xh = static_cast<int>(k_tile_qh + g.j0 - 1 + pad);
+  g.xd = static_cast<int>(k_tile_qd + g.j0 - 1);
+  g.xh = static_cast<int>(k_tile_qh + g.j0 - 1);
   g.xw = static_cast<int>(k_tile_qw * opt.w_sub + g.j0 - 1 + pad);
   g.x_plane = g.xh * g.xw;
   g.x_ci = g.xd * g.x_plane;
@@ -697,7 +706,8 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
     return min_i64(c_in, (static_cast<int64_t>(budget) - fixed_bytes) / per_ci_bytes);
   };
   g.ci_chunk = chunk_for(k_smem_two_per_sm_bytes);
-  if (g.ci_chunk < 1) g.ci_chunk = chunk_for(k_smem_max_bytes);
+  if (g.ci_chunk < 1 || (opt.one_chunk_first && g.ci_chunk < c_in))
+    g.ci_chunk = max_i64(g.ci_chunk, chunk_for(k_smem_max_bytes));
   if (g.ci_chunk < 1)
     throw std::invalid_argument(std::string(model) + ": kernel_size " + std::to_string(k) + " with stride " +
                                 std::to_string(s) + " needs more shared memory than a block has (ceil(k/s) = " +
@@ -754,7 +764,7 @@ FB_HOST_DEVICE void arrange_weights_block(Exec& ex, const geometry& g, const flo
 /// the next staging barrier); finish(ex, bp, region) at the end (it may use ex.sync()). region: the
 /// policy's shared memory, after the conv regions. A policy holds no per-block state of its own:
 /// what it needs comes with the calls (fewer registers live across the tap loops). centre: as for
-/// stage_x (null: x as it is). kPad: 1 for tiles by outputs (tile_options::by_outputs).
+/// stage_x (null: x as it is). kPad: 1 for w tiles by outputs (tile_options::by_outputs).
 template <int kJ0, bool kChunked, int kPad = 0, class Exec, class Policy>
 FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x, const float* centre, const float* wt,
                                     int64_t block, float* smem, const Policy& policy) {

@@ -136,9 +136,10 @@ tally run(const options& opt, rng_t& rng, cudaStream_t stream) {
   };
   for (int c = 0; c < opt.cases; ++c) go(draw(rng), rng.next() % 2 == 0, draw_dist(rng), c < 20);
   if (opt.boundary) {
-    // The kernel's internal boundaries (fused/common/convt3d_tile.cuh, tiles by outputs: 2s x 8s x
-    // 32s outputs x 16 channels, w sub-tiles when 32s < W', input channels staged in chunks when
-    // they do not fit, unrolled tap loops for ceil(k/s) <= 2, generic ones otherwise):
+    // The kernel's internal boundaries (fused/common/convt3d_tile.cuh: tiles of 2 x 8 bases (d, h) x
+    // 32 s w_sub outputs along w (w sub-tiles of 32 bases when 32 s < W') x 16 channels, input
+    // channels staged in chunks when they do not fit, unrolled tap loops for ceil(k/s) <= 2,
+    // generic ones otherwise):
     //  - two w sub-tiles (s = 1, W' 33..64), one with chunked staging (k 7: few channels fit);
     go({2, 5, 40, 6, 9, 40, 1, 1, 0, 1e-5, 1.0}, true, dist::normal, true);
     go({1, 9, 64, 4, 7, 60, 7, 1, 1, 1e-3, -2.0}, false, dist::offset, true);
