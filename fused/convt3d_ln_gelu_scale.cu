@@ -2,8 +2,9 @@
 // dim W' (== C_out) -> exact erf GELU -> * scaling_factor (SPEC 1.2).
 //
 // Launches (fused/common/convt3d_ln_gelu_scale_plan.h has the block programs, run identically by the
-// host executor): prep (weights arranged per channel block and phase) -> pass (convolution with the
-// LayerNorm/GELU/scale epilogue on chip).
+// host executor): prep (x's centre per (b, ci); weights arranged per channel block and phase) ->
+// shares (the centre's share V per (b, co, tap)) -> pass (convolution of x - c with the
+// LayerNorm/GELU/scale epilogue on chip, K(o) added back per output).
 //
 // The convolution is #15's block tile (fused/common/convt3d_tile.cuh): phase (sub-pixel)
 // decomposition, a block of 2 x 8 x 32 bases (d, h, w) x 16 output channels over all s^3 phases,
@@ -47,6 +48,12 @@ __global__ void __launch_bounds__(tile::k_threads) prep_kernel(const __grid_cons
                                                                const __grid_constant__ args a) {
   device_exec ex;
   detail::prep_block(ex, pl, a, blockIdx.x);
+}
+
+__global__ void __launch_bounds__(tile::k_threads) shares_kernel(const __grid_constant__ plan pl,
+                                                                 const __grid_constant__ args a) {
+  const int64_t item = static_cast<int64_t>(blockIdx.x) * tile::k_threads + threadIdx.x;
+  if (item < detail::share_items(pl)) detail::share_item(pl, a, item);
 }
 
 // One block per SM at the default (~200 KB of shared memory: the x tile of all 32 input channels
@@ -94,6 +101,10 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   const args a{x, weight, gamma, beta, out, fb::fused::detail::aligned_workspace(workspace)};
   const auto s = static_cast<cudaStream_t>(stream);
   prep_kernel<<<static_cast<unsigned>(detail::prep_blocks(pl)), tile::k_threads, 0, s>>>(pl, a);
+  FB_CUDA_CHECK(cudaGetLastError());
+  const int64_t items = detail::share_items(pl);
+  shares_kernel<<<static_cast<unsigned>((items + tile::k_threads - 1) / tile::k_threads), tile::k_threads, 0, s>>>(pl,
+                                                                                                                   a);
   FB_CUDA_CHECK(cudaGetLastError());
   launch_pass(pl, a, s);
 }

@@ -1,4 +1,4 @@
-// Host executor of convt3d_ln_gelu_scale (KernelBench #34): the CUDA path's two launches, each block
+// Host executor of convt3d_ln_gelu_scale (KernelBench #34): the CUDA path's three launches, each block
 // program run on the CPU thread by thread between its barriers (convt3d_tile.cuh host_exec), with the
 // same plan, tiles, chunks, staging, unrolled variants, FMA order and row math, so the device agrees
 // with it bitwise up to the platforms' fp64 erf (fused/common/convt3d_ln_gelu_scale_plan.h gelu_erf).
@@ -64,6 +64,7 @@ void host_pass(const plan& pl, const args& a) {
 void run_host_plan(const plan& pl, const args& a) {
   tile::host_exec ex;
   for (int64_t block = 0; block < prep_blocks(pl); ++block) prep_block(ex, pl, a, block);
+  for (int64_t item = 0; item < share_items(pl); ++item) share_item(pl, a, item);
   const bool chunked = pl.g.n_ci_chunks > 1;
   switch (pl.g.variant * 2 + (chunked ? 1 : 0)) {
     case 2: host_pass<1, false>(pl, a); break;

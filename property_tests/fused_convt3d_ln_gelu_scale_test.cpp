@@ -127,8 +127,9 @@ TEST(FusedConvT3dLnGeluScale, DefaultPlan) {
   EXPECT_EQ(pl.g.n_blocks, 32 * 45 * 4);
   EXPECT_LE(pl.smem_bytes, tile::k_smem_max_bytes);
   EXPECT_EQ(pl.row_stride, 65);
-  // Workspace: the arranged weights only (32 x 64 x 64 floats) + alignment.
-  EXPECT_EQ(ln::workspace_bytes(def), 32u * 64u * 64u * 4u + 256u);
+  // Workspace: centre partials (32 x 32 x 256 doubles), centres (1024 floats), shares V (32 x 64 x
+  // 64 doubles), arranged weights (32 x 64 x 64 floats), alignment: 3,674,368 bytes.
+  EXPECT_EQ(ln::workspace_bytes(def), (262144u + 512u + 131072u + 65536u) * 8u + 256u);
 }
 
 TEST(FusedConvT3dLnGeluScale, RejectsInvalidProblemsNamingTheField) {

@@ -5,14 +5,23 @@
 /// and a barrier per ex.sync(), the host thread by thread (see convt3d_tile.cuh).
 ///
 /// Launch sequence (one stream):
-///   1. prep   the weights arranged per (channel block, phase) (convt3d_tile.cuh).
-///   2. pass   the convolution tile by tile (convt3d_tile.cuh, tiles by outputs: one tile covers
+///   1. prep   blocks [0, B*C_in): x's centre c[b, ci], the mean of the (b, ci) volume (fp64 sums in
+///             a fixed order, rounded to fp32); blocks after: the weights arranged per (channel
+///             block, phase) (convt3d_tile.cuh).
+///   2. shares thread per (b, co, tap): V[b, co, tap] = sum_ci W[ci, co, tap] * c[b, ci] (fp64).
+///   3. pass   the convolution of x - c tile by tile (convt3d_tile.cuh, tiles by outputs: one tile covers
 ///             whole W' rows), with the LayerNorm/GELU/scale epilogue on chip: each phase's
 ///             accumulators go into a row buffer in shared memory; after the last w phase of each
 ///             (d, h) phase pair the block's 256 rows (16 channels x 2 d x 8 h outputs) are complete,
 ///             and each is normalised (row_moments: fp64 mean, then fp64 centred sum of squares),
 ///             passed through exact GELU, scaled and stored, one coalesced row at a time. No W' row
 ///             ever goes to memory unnormalised; nothing but the output is written.
+///
+/// Centring (as #15 does, fused/common/convt3d_bn_sub_plan.h): the fp32 sums run over x - c, so
+/// their partial sums carry x's spread, not its offset (offset inputs round like centred ones);
+/// the left-out share K(o) = sum of V over the taps of o that read inside the input (fp64) is
+/// added back in the epilogue, y = fp32(sum + K(o)), one rounding of the output's own size, as
+/// libtorch's fp32 y has.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -42,7 +51,13 @@ struct plan {
   tile::geometry g;
   int64_t w_out;       ///< W' == C_out: the LayerNorm row length
   int row_stride;      ///< floats per row in the row buffer: W' rounded up to odd (conflict-free rows)
-  int64_t n_doubles;   ///< workspace: the arranged weights (floats) at the aligned base
+  int64_t k3;          ///< k^3 taps
+  int64_t volume;      ///< D*H*W: inputs per (b, ci)
+  /// Workspace offsets [doubles from the aligned base]: per-thread partial sums of the centres
+  /// [B*C_in][k_threads], the centres (fp32 [B][C_in]), the shares V [B][C_out][k^3] and the
+  /// arranged weights (fp32, 16-byte aligned).
+  int64_t off_part, off_centre, off_v, off_wt;
+  int64_t n_doubles;
   std::size_t workspace_bytes;
   std::size_t smem_bytes;  ///< dynamic shared memory of the pass
   double eps, scale;
@@ -87,7 +102,18 @@ inline plan make_plan(const problem& p, bool force_generic = false) {
           g.n_blocks);
   require(g.wt_floats < (int64_t{1} << 31), m, "in_channels*out_channels*kernel_size^3",
           "too large (arranged weights must be < 2^31 floats)", g.wt_floats);
-  pl.n_doubles = (g.wt_floats + 1) / 2;
+  pl.k3 = p.kernel_size * p.kernel_size * p.kernel_size;
+  pl.volume = p.depth * p.height * p.width;
+  const int64_t volumes = p.batch * p.in_channels;
+  require(volumes + g.n_co_blocks * g.n_phases < (int64_t{1} << 31), m, "batch*in_channels",
+          "too large (prep blocks must be < 2^31)", volumes);
+  require(p.batch * p.out_channels * pl.k3 < (int64_t{1} << 31), m, "batch*out_channels*kernel_size^3",
+          "too large (share threads must be < 2^31)", p.batch * p.out_channels * pl.k3);
+  pl.off_part = 0;
+  pl.off_centre = pl.off_part + volumes * k_threads;
+  pl.off_v = pl.off_centre + (volumes + 1) / 2;
+  pl.off_wt = ((pl.off_v + p.batch * p.out_channels * pl.k3 + 1) / 2) * 2;
+  pl.n_doubles = pl.off_wt + (g.wt_floats + 1) / 2;
   pl.workspace_bytes = fb::fused::detail::workspace_bytes_for(pl.n_doubles);
   pl.smem_bytes = static_cast<std::size_t>(g.smem_conv_floats) * sizeof(float) + ln_region_bytes(pl.row_stride);
   pl.eps = p.eps;
@@ -104,17 +130,6 @@ struct args {
   float* out;
   double* ws;  ///< aligned workspace base
 };
-
-/// The arranged weights inside the workspace.
-FB_HOST_DEVICE float* arranged_weights(const args& a) { return reinterpret_cast<float*>(a.ws); }
-
-/// Blocks of the prep launch: one per (channel block, phase).
-FB_HOST_DEVICE int64_t prep_blocks(const plan& pl) { return pl.g.n_co_blocks * pl.g.n_phases; }
-
-template <class Exec>
-FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t block) {
-  tile::arrange_weights_block(ex, pl.g, a.weight, arranged_weights(a), block);
-}
 
 // ---------------------------------------------------------------------------------------------
 // The row math, written once: fp64 operations spelled out, so that neither compiler can contract
@@ -141,6 +156,77 @@ FB_HOST_DEVICE double mul64(double a, double b) {
 #else
   return a * b;
 #endif
+}
+
+/// The arranged weights and x's centres inside the workspace.
+FB_HOST_DEVICE float* arranged_weights(const plan& pl, const args& a) {
+  return reinterpret_cast<float*>(a.ws + pl.off_wt);
+}
+FB_HOST_DEVICE float* centres(const plan& pl, const args& a) { return reinterpret_cast<float*>(a.ws + pl.off_centre); }
+
+/// Blocks of the prep launch: one per (b, ci) volume, then one per (channel block, phase).
+FB_HOST_DEVICE int64_t prep_blocks(const plan& pl) {
+  return pl.g.batch * pl.g.c_in + pl.g.n_co_blocks * pl.g.n_phases;
+}
+
+/// Prep block: the centre of one (b, ci) volume (thread t sums the elements t, t + 256, ... in fp64,
+/// then thread 0 adds the 256 partials in order), or one (channel block, phase) of weights.
+template <class Exec>
+FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t block) {
+  const int64_t volumes = pl.g.batch * pl.g.c_in;
+  if (block >= volumes) {
+    tile::arrange_weights_block(ex, pl.g, a.weight, arranged_weights(pl, a), block - volumes);
+    return;
+  }
+  const float* xv = a.x + block * pl.volume;
+  double* part = a.ws + pl.off_part + block * k_threads;
+  ex.threads([&](int tid, typename Exec::state&) {
+    double acc = 0.0;
+    for (int64_t e = tid; e < pl.volume; e += k_threads) acc = add64(acc, static_cast<double>(tile::load_ro(xv + e)));
+    part[tid] = acc;
+  });
+  ex.sync();
+  ex.threads([&](int tid, typename Exec::state&) {
+    if (tid != 0) return;
+    double acc = 0.0;
+    for (int t = 0; t < k_threads; ++t) acc = add64(acc, part[t]);
+    centres(pl, a)[block] = static_cast<float>(acc / static_cast<double>(pl.volume));
+  });
+}
+
+/// Threads of the shares launch: one per (b, co, tap).
+FB_HOST_DEVICE int64_t share_items(const plan& pl) { return pl.g.batch * pl.g.c_out * pl.k3; }
+
+/// V[b, co, tap] = sum over ci ascending of W[ci, co, tap] * c[b, ci] (fp64 FMAs).
+FB_HOST_DEVICE void share_item(const plan& pl, const args& a, int64_t item) {
+  const tile::geometry& g = pl.g;
+  const int64_t tap = item % pl.k3, bc = item / pl.k3;
+  const int64_t co = bc % g.c_out, b = bc / g.c_out;
+  const float* w = a.weight + co * pl.k3 + tap;
+  const float* c = centres(pl, a) + b * g.c_in;
+  double v = 0.0;
+  for (int64_t ci = 0; ci < g.c_in; ++ci)
+    v = fma(static_cast<double>(tile::load_ro(w + ci * g.c_out * pl.k3)), static_cast<double>(c[ci]), v);
+  a.ws[pl.off_v + item] = v;
+}
+
+/// K(o): the sum of V[b, co, .] over the taps of phase pp that read inside the input at bases
+/// (qd, qh, qw), in the order jd, jh, jw ascending.
+FB_HOST_DEVICE double centre_share(const plan& pl, const args& a, int b, int64_t co, const tile::phase_pos& pp,
+                                   int qd, int qh, int qw) {
+  const tile::geometry& g = pl.g;
+  int ld, hd, lh, hh, lw, hw;
+  tile::valid_taps(g.dim[0], qd, pp.jd, ld, hd);
+  tile::valid_taps(g.dim[1], qh, pp.jh, lh, hh);
+  tile::valid_taps(g.dim[2], qw, pp.jw, lw, hw);
+  const int k = static_cast<int>(g.dim[0].k), s = static_cast<int>(g.dim[0].s);
+  const double* v = a.ws + pl.off_v + (static_cast<int64_t>(b) * g.c_out + co) * pl.k3;
+  double sum = 0.0;
+  for (int jd = ld; jd < hd; ++jd)
+    for (int jh = lh; jh < hh; ++jh)
+      for (int jw = lw; jw < hw; ++jw)
+        sum = add64(sum, tile::load_ro_d(v + ((pp.r[0] + jd * s) * k + pp.r[1] + jh * s) * k + pp.r[2] + jw * s));
+  return sum;
 }
 
 /// A row's LayerNorm statistics: its mean and 1/sqrt(var + eps), var biased.
@@ -194,10 +280,11 @@ struct ln_policy {
   FB_HOST_DEVICE void prologue(Exec&, const tile::block_pos&, float*) const {}
   FB_HOST_DEVICE void phase_begin(int, const tile::block_pos&, const tile::phase_pos&, float*) const {}
 
-  /// The thread's accumulators into the row buffer (every output of the tile is one thread's in
-  /// one phase and sub-tile: the rows of a (d, h) phase pair are complete after its last w phase).
+  /// The thread's outputs y = fp32(sum + K(o)) into the row buffer (every output of the tile is one
+  /// thread's in one phase and sub-tile: the rows of a (d, h) phase pair are complete after its
+  /// last w phase).
   template <class State>
-  FB_HOST_DEVICE void epilogue(int tid, State& st, const tile::block_pos& bp, const tile::phase_pos&,
+  FB_HOST_DEVICE void epilogue(int tid, State& st, const tile::block_pos& bp, const tile::phase_pos& pp,
                                const tile::thread_outputs& o, float* region) const {
     if (!o.active) return;
     const tile::thread_pos t = tile::thread_of(tid);
@@ -209,7 +296,10 @@ struct ln_policy {
       const int row0 = ((cl0 + c) * tile::k_tile_qd + t.wd) * tile::k_tile_qh + t.wh * tile::k_rows;
       FB_UNROLL
       for (int r = 0; r < tile::k_rows; ++r)
-        if (o.row_ok[r]) buf[(row0 + r) * pl.row_stride + o.ow] = st.acc.v[r][c];
+        if (o.row_ok[r]) {
+          const double k_o = centre_share(pl, a, bp.b, o.co0 + c, pp, o.qd, o.qh0 + r, o.qw);
+          buf[(row0 + r) * pl.row_stride + o.ow] = static_cast<float>(add64(static_cast<double>(st.acc.v[r][c]), k_o));
+        }
     }
   }
 
@@ -269,7 +359,7 @@ struct ln_policy {
 template <int kJ0, bool kChunked, class Exec>
 FB_HOST_DEVICE void pass_block(Exec& ex, const plan& pl, const args& a, int64_t block, float* smem) {
   const ln_policy pol{pl, a};
-  tile::conv_tile_block<kJ0, kChunked, 1>(ex, pl.g, a.x, nullptr, arranged_weights(a), block, smem, pol);
+  tile::conv_tile_block<kJ0, kChunked, 1>(ex, pl.g, a.x, centres(pl, a), arranged_weights(pl, a), block, smem, pol);
 }
 
 /// The host executor on a plan (run_host validates the pointers and calls it; tests call it with a
