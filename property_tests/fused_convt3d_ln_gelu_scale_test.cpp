@@ -127,9 +127,9 @@ TEST(FusedConvT3dLnGeluScale, DefaultPlan) {
   EXPECT_EQ(pl.g.n_blocks, 32 * 45 * 4);
   EXPECT_LE(pl.smem_bytes, tile::k_smem_max_bytes);
   EXPECT_EQ(pl.row_stride, 65);
-  // Workspace: centre partials (32 x 32 x 256 doubles), centres (1024 floats), shares V (32 x 64 x
-  // 64 doubles), arranged weights (32 x 64 x 64 floats), alignment: 3,674,368 bytes.
-  EXPECT_EQ(ln::workspace_bytes(def), (262144u + 512u + 131072u + 65536u) * 8u + 256u);
+  // Workspace: centre partials (32 x 32 x 2 x 256 doubles), centres (1024 floats), shares V (32 x
+  // 64 x 64 doubles), arranged weights (32 x 64 x 64 floats), alignment: 5,771,520 bytes.
+  EXPECT_EQ(ln::workspace_bytes(def), (524288u + 512u + 131072u + 65536u) * 8u + 256u);
 }
 
 TEST(FusedConvT3dLnGeluScale, RejectsInvalidProblemsNamingTheField) {
@@ -199,6 +199,45 @@ TEST(FusedConvT3dLnGeluScaleMath, GeluIsTheErfForm) {
   // y = 2.25: z = 1, u = 1 * 0.5 + (-1) = -0.5, out = -3 * gelu(-0.5)
   EXPECT_FLOAT_EQ(ln::detail::ln_gelu_scale(2.25f, rn, 0.5f, -1.0f, -3.0),
                   static_cast<float>(-3.0 * ln::detail::gelu_erf(-0.5)));
+}
+
+// Only offset volumes are centred: a volume of mostly zeros keeps its exact zeros (rows that read
+// only zeros stay exactly constant, as in libtorch).
+TEST(FusedConvT3dLnGeluScaleMath, CentresOnlyOffsetVolumes) {
+  // 2 + u, u in [0, 1): mean 2.5, variance 1/12.
+  EXPECT_EQ(ln::detail::centre_of(2.5 * 12, (2.5 * 2.5 + 1.0 / 12.0) * 12, 12), 2.5f);
+  // Border-only normals: mean ~0, variance ~ the fraction on the border.
+  EXPECT_EQ(ln::detail::centre_of(0.3, 9.0, 40), 0.0f);
+  EXPECT_EQ(ln::detail::centre_of(0.0, 0.0, 40), 0.0f);  // all zeros
+}
+
+// A row whose every tap reads zeros (border-only input, padding past the kernel) is exactly constant:
+// the output is scale * GELU(beta[w']) bit for bit, as libtorch's exact zeros give.
+TEST(FusedConvT3dLnGeluScaleHost, RowsOfZerosStayExact) {
+  const ln::problem p{1, 19, 11, 3, 3, 6, 4, 3, 4, 1e-5, -3.0};  // the registry test's shrunk case
+  ASSERT_EQ(convt_output_size(p.width, p.kernel_size, p.stride, p.padding, 0), p.out_channels);
+  std::mt19937_64 rng(5);
+  std::normal_distribution<float> n01(0.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(p.in_channels * p.depth * p.height * p.width), 0.0f);
+  for (std::size_t e = 0; e < x.size(); ++e) {
+    const int64_t in_plane = static_cast<int64_t>(e) % (p.height * p.width);
+    const int64_t i = in_plane / p.width, j = in_plane % p.width;
+    if (i == 0 || j == 0 || i == p.height - 1 || j == p.width - 1) x[e] = n01(rng);
+  }
+  std::vector<float> w(static_cast<std::size_t>(p.in_channels * p.out_channels * 64)), gamma(11), beta(11);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (float& v : w) v = 0.1f * u(rng);
+  for (float& v : gamma) v = 2.0f * u(rng);
+  for (float& v : beta) v = 2.0f * u(rng);
+  std::vector<unsigned char> ws(ln::workspace_bytes(p));
+  std::vector<float> out(static_cast<std::size_t>(p.out_channels * 2 * 2 * 11));
+  ln::run_host(p, x.data(), w.data(), nullptr, gamma.data(), beta.data(), out.data(), ws.data());
+  // Outputs (d', h') read input (d, h) = (1, 1) only (o + p = 3q + r, q = 1), whose only non-zero
+  // columns 0 and 5 land outside W' = 11: every row reads zeros.
+  for (std::size_t e = 0; e < out.size(); ++e) {
+    const float want = static_cast<float>(-3.0 * ln::detail::gelu_erf(beta[e % 11]));
+    EXPECT_EQ(out[e], want) << e;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
