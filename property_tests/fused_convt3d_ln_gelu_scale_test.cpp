@@ -78,7 +78,7 @@ RC_GTEST_PROP(FusedConvT3dLnGeluScaleTile, EveryOutputOnceTapsInsideRowsInOneBlo
       const int64_t pair = pp.r[0] * p.stride + pp.r[1];
       for (int u = 0; u < g.w_sub; ++u)
         for (int tid = 0; tid < tile::k_threads; ++tid) {
-          const tile::thread_pos t = tile::thread_in(tid, &pp, u);
+          const tile::thread_pos t = tile::thread_in(tid, tile::w_shift(g, pp), u);
           const tile::thread_outputs o = tile::outputs_of(g, bp, pp, t);
           if (!o.active) continue;
           RC_ASSERT(tile::has_outputs(g, bp, pp, t) || o.n_co <= 0 ||

@@ -333,8 +333,8 @@ struct ln_policy {
     const int wd = (row / tile::k_tile_qh) % tile::k_tile_qd;
     const int cl = row / (tile::k_tile_qh * tile::k_tile_qd);
     co = static_cast<int64_t>(bp.cob) * k_co_block + cl;
-    od = (bp.q0[0] + wd + pp.shift[0]) * s + pp.r[0] - p;
-    oh = (bp.q0[1] + hr + pp.shift[1]) * s + pp.r[1] - p;
+    od = (bp.q0[0] + wd) * s + pp.r[0] - p;
+    oh = (bp.q0[1] + hr) * s + pp.r[1] - p;
     return co < g.c_out && od >= 0 && od < g.dim[0].n_out && oh >= 0 && oh < g.dim[1].n_out;
   }
 

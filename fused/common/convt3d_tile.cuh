@@ -151,7 +151,7 @@ struct geometry {
 /// How a model wants its blocks cut. By default (#15) a tile is a box of bases q, the same for every
 /// phase. by_outputs: along w a tile is a range of OUTPUTS, k_tile_qw x w_sub x s of them, starting at
 /// multiples of that extent; phase r then covers the bases from (p - r + s - 1)/s on, which lie one
-/// above those of the last phase where r < p mod s (phase_pos::shift[2]), so the staged x tile holds
+/// above those of the last phase where r < p mod s (w_shift), so the staged x tile holds
 /// one more column (x_layout's kPad). #34 needs whole W' rows in one block, and its default (k 4,
 /// s 2, p 1) has 33 bases per 64 outputs: ranges of bases would need two tiles per row. (d and h
 /// stay boxes of bases: cutting them by outputs too needs a line more of x in each, which at the #34
@@ -196,7 +196,6 @@ struct phase_pos {
   int group;       ///< input channels per partial sum; 0: partial sums of `slabs` d-slabs (group_of)
   int slabs;       ///< d-slabs (jh * jw taps each) per partial sum when group is 0
   int index;       ///< the phase ph
-  int shift[3];    ///< the phase's first base minus the tile's per dimension: 0, or 0 / 1 along w (by_outputs)
 };
 
 /// The partial sums of a phase (two-level accumulation: every output sums its products in partial
@@ -234,9 +233,6 @@ FB_HOST_DEVICE phase_pos phase_of(const geometry& g, int64_t ph) {
   pp.jh = static_cast<int>(g.dim[1].taps(pp.r[1]));
   pp.jw = static_cast<int>(g.dim[2].taps(pp.r[2]));
   pp.taps = pp.jd * pp.jh * pp.jw;
-  const int p = static_cast<int>(g.dim[0].p);
-  pp.shift[0] = pp.shift[1] = 0;
-  pp.shift[2] = g.by_outputs ? (p - pp.r[2] + s - 1) / s - p / s : 0;
   group_of(g, pp);
   return pp;
 }
@@ -256,22 +252,28 @@ struct thread_pos {
   int dq, hq, wq;
 };
 
-/// Thread tid in w sub-tile u of phase pp (the bases move with the phase's shift, by_outputs).
-FB_HOST_DEVICE thread_pos thread_in(int tid, const phase_pos* pp, int u) {
+/// By w tiles of outputs (tile_options::by_outputs): phase pp's first w base minus the tile's, 0 or 1.
+FB_HOST_DEVICE int w_shift(const geometry& g, const phase_pos& pp) {
+  const int s = static_cast<int>(g.dim[2].s), p = static_cast<int>(g.dim[2].p);
+  return g.by_outputs ? (p - pp.r[2] + s - 1) / s - p / s : 0;
+}
+
+/// Thread tid in w sub-tile u of a phase whose w bases are shifted by `shift` (w_shift).
+FB_HOST_DEVICE thread_pos thread_in(int tid, int shift, int u) {
   thread_pos t;
   t.lane = tid & 31;
   t.warp = tid >> 5;
   t.wc = t.warp % k_warps_c;
   t.wh = (t.warp / k_warps_c) % k_warps_h;
   t.wd = t.warp / (k_warps_c * k_warps_h);
-  t.dq = t.wd + (pp != nullptr ? pp->shift[0] : 0);
-  t.hq = t.wh * k_rows + (pp != nullptr ? pp->shift[1] : 0);
-  t.wq = t.lane + u * k_tile_qw + (pp != nullptr ? pp->shift[2] : 0);
+  t.dq = t.wd;
+  t.hq = t.wh * k_rows;
+  t.wq = t.lane + u * k_tile_qw + shift;
   return t;
 }
 
 /// Thread tid of a tile of bases (no shift), sub-tile 0.
-FB_HOST_DEVICE thread_pos thread_of(int tid) { return thread_in(tid, nullptr, 0); }
+FB_HOST_DEVICE thread_pos thread_of(int tid) { return thread_in(tid, 0, 0); }
 
 /// The x tile layout: compile-time for the unrolled variants (kJ0 = 1, 2), so that every shared
 /// memory offset in the tap loop is an immediate; read from the geometry for the generic one.
@@ -776,10 +778,17 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
   if (!kChunked)
     ex.threads([&](int tid, typename Exec::state&) { stage_x<kJ0, 4, kPad>(g, bp, 0, tid, x, centre, xs); });
   int64_t phase_offset = 0;
+  // Tiles of bases (kPad = 0, #15) have one w sub-tile and no shifts, known at compile time: the
+  // loops below then compile to the single-tile code (no registers for sub-tiles or shifts; with
+  // them at run time #15's 128-register kernels spilled).
+  const int n_sub = kPad ? g.w_sub : 1;
+  auto thread_at = [&](int tid, const phase_pos& pp, int u) {
+    return kPad ? thread_in(tid, w_shift(g, pp), u) : thread_of(tid);
+  };
   for (int ph = 0; ph < static_cast<int>(g.n_phases); ++ph) {
     const phase_pos pp = phase_of(g, ph);
     const int64_t n_chunks = kChunked ? g.n_ci_chunks : 1;
-    for (int u = 0; u < g.w_sub; ++u) {
+    for (int u = 0; u < n_sub; ++u) {
       for (int64_t cc = 0; cc < n_chunks; ++cc) {
         if (kChunked || u == 0) {
           ex.threads([&](int tid, typename Exec::state&) {
@@ -794,17 +803,17 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
         // The partial sum carries over between chunks only in the chunked path (one chunk: every
         // group ends inside the call, so part is a temporary of the tap loop).
         ex.threads([&](int tid, typename Exec::state& st) {
-          const thread_pos t = thread_in(tid, &pp, u);
+          const thread_pos t = thread_at(tid, pp, u);
           if (!has_outputs(g, bp, pp, t)) return;
           acc_tile local;
           accumulate<kJ0, kPad>(g, pp, cc, t, xs, ws, st.acc, kChunked ? st.part : local);
         });
         // The next stage overwrites the weights (and x when chunked); the last sub-tile's barrier
         // also orders this phase's epilogue before the next phase's staging.
-        if (kChunked || u + 1 == g.w_sub) ex.sync();
+        if (kChunked || u + 1 == n_sub) ex.sync();
       }
       ex.threads([&](int tid, typename Exec::state& st) {
-        policy.epilogue(tid, st, bp, pp, outputs_of(g, bp, pp, thread_in(tid, &pp, u)), region);
+        policy.epilogue(tid, st, bp, pp, outputs_of(g, bp, pp, thread_at(tid, pp, u)), region);
       });
     }
     policy.phase_end(ex, bp, pp, region);
