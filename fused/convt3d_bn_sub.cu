@@ -65,6 +65,7 @@
 
 #include "fused/common/convt3d_bn_sub_plan.h"
 #include "fused/common/cuda_check.h"
+#include "fused/common/device_exec.cuh"
 #include "fused/common/plan_util.h"
 #include "fused/convt3d_bn_sub.h"
 #include "fused/convt3d_bn_sub_passes.cuh"
@@ -74,7 +75,7 @@ namespace {
 
 namespace tile = fb::fused::convt3d_tile;
 using detail::args;
-using detail::device_exec;
+using fb::fused::device::device_exec;
 using detail::plan;
 
 __global__ void __launch_bounds__(tile::k_threads) prep_kernel(const __grid_constant__ plan pl,

@@ -9,33 +9,12 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <mutex>
-#include <set>
-#include <utility>
 
 #include "fused/common/convt3d_bn_sub_plan.h"
 #include "fused/common/cuda_check.h"
+#include "fused/common/device_exec.cuh"
 
 namespace fb::fused::convt3d_bn_sub::detail {
-
-/// The GPU executor of a block program: this thread runs its share, barriers are __syncthreads.
-struct device_exec {
-  struct state {
-    tile::acc_tile acc, part;
-  };
-  state st;
-  template <class F>
-  FB_HOST_DEVICE void threads(F&& f) {
-#if defined(__CUDA_ARCH__)
-    f(static_cast<int>(threadIdx.x), st);
-#endif
-  }
-  FB_HOST_DEVICE void sync() {
-#if defined(__CUDA_ARCH__)
-    __syncthreads();
-#endif
-  }
-};
 
 // Two blocks per SM: 64 accumulators + weights + x window fit the 128 registers this allows, and
 // the statistics pass's ~106 KB of shared memory fits twice into the SM's 228 KB.
@@ -43,22 +22,8 @@ template <int kJ0, bool kChunked, bool kStats>
 __global__ void __launch_bounds__(tile::k_threads, 2) pass_kernel(const __grid_constant__ plan pl,
                                                                   const __grid_constant__ args a) {
   extern __shared__ float4 smem4[];
-  device_exec ex;
+  fb::fused::device::device_exec ex;
   pass_block<kJ0, kChunked, kStats>(ex, pl, a, blockIdx.x, reinterpret_cast<float*>(smem4));
-}
-
-/// Lets `kernel` use up to tile::k_smem_max_bytes of dynamic shared memory on the current device;
-/// set once per (device, kernel) so that later calls (also inside a graph capture) make no
-/// attribute call. The limit does not change occupancy: that follows each launch's actual bytes.
-inline void allow_large_smem(const void* kernel) {
-  static std::mutex mutex;
-  static std::set<std::pair<int, const void*>> done;
-  int dev = 0;
-  FB_CUDA_CHECK(cudaGetDevice(&dev));
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (!done.insert({dev, kernel}).second) return;
-  FB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(tile::k_smem_max_bytes)));
 }
 
 /// Pass kStats (statistics or writing) of the variant with J0 = kJ0 (0: the generic tap loop),
@@ -68,7 +33,7 @@ void launch_pass_variant(const plan& pl, const args& a, cudaStream_t stream) {
   const std::size_t smem = kStats ? pl.smem_stats_bytes : pl.smem_write_bytes;
   const auto blocks = static_cast<unsigned>(pl.g.n_blocks);
   auto go = [&](auto kernel) {
-    allow_large_smem(reinterpret_cast<const void*>(kernel));
+    fb::fused::device::allow_large_smem(reinterpret_cast<const void*>(kernel), tile::k_smem_max_bytes);
     kernel<<<blocks, tile::k_threads, smem, stream>>>(pl, a);
     FB_CUDA_CHECK(cudaGetLastError());
   };

@@ -74,32 +74,7 @@ struct plan {
 inline plan make_plan(const problem& p, bool force_generic = false) {
   using fb::fused::detail::require;
   constexpr const char* m = "convt3d_bn_sub";
-  require(p.batch >= 1, m, "batch", "must be >= 1", p.batch);
-  require(p.in_channels >= 1, m, "in_channels", "must be >= 1", p.in_channels);
-  require(p.out_channels >= 1, m, "out_channels", "must be >= 1", p.out_channels);
-  require(p.depth >= 1, m, "depth", "must be >= 1", p.depth);
-  require(p.height >= 1, m, "height", "must be >= 1", p.height);
-  require(p.width >= 1, m, "width", "must be >= 1", p.width);
-  require(p.kernel_size >= 1, m, "kernel_size", "must be >= 1", p.kernel_size);
-  require(p.stride >= 1, m, "stride", "must be >= 1", p.stride);
-  require(p.padding >= 0, m, "padding", "must be >= 0", p.padding);
-  // Channel and spatial sizes index shared memory and per-thread tiles in 32-bit arithmetic.
-  constexpr int64_t k_max_extent = int64_t{1} << 20;
-  require(p.in_channels <= k_max_extent, m, "in_channels", "must be <= 2^20", p.in_channels);
-  require(p.out_channels <= k_max_extent, m, "out_channels", "must be <= 2^20", p.out_channels);
-  require(p.depth <= k_max_extent, m, "depth", "must be <= 2^20", p.depth);
-  require(p.height <= k_max_extent, m, "height", "must be <= 2^20", p.height);
-  require(p.width <= k_max_extent, m, "width", "must be <= 2^20", p.width);
-  require(p.kernel_size <= 64, m, "kernel_size", "must be <= 64", p.kernel_size);
-  require(p.stride <= 64, m, "stride", "must be <= 64", p.stride);
-  require(p.padding <= k_max_extent, m, "padding", "must be <= 2^20", p.padding);
-  const int64_t in[3] = {p.depth, p.height, p.width};
-  const char* out_rule[3] = {"too large: output depth (D-1)*s-2p+k must be >= 1; output depth",
-                             "too large: output height (H-1)*s-2p+k must be >= 1; output height",
-                             "too large: output width (W-1)*s-2p+k must be >= 1; output width"};
-  for (int d = 0; d < 3; ++d)
-    require(convt_output_size(in[d], p.kernel_size, p.stride, p.padding, 0) >= 1, m, "padding", out_rule[d],
-            convt_output_size(in[d], p.kernel_size, p.stride, p.padding, 0));
+  fb::fused::detail::require_convt3d_sizes(p, m);
   require(p.eps > 0.0, m, "eps", "must be > 0 (x1e9)", static_cast<int64_t>(p.eps * 1e9));
   require(p.momentum >= 0.0 && p.momentum <= 1.0, m, "momentum", "must be in [0, 1] (x1e9)",
           static_cast<int64_t>(p.momentum * 1e9));
@@ -440,6 +415,9 @@ struct stats_policy {
   }
 
   template <class Exec>
+  FB_HOST_DEVICE void phase_end(Exec&, const tile::block_pos&, const tile::phase_pos&, float*) const {}
+
+  template <class Exec>
   FB_HOST_DEVICE void finish(Exec& ex, const tile::block_pos& bp, float* region) const {
     constexpr int kSlices = k_threads / k_co_block;           // 16
     constexpr int kPerChannel = k_threads / tile::k_warps_c;  // 128 thread slots hold one channel
@@ -532,6 +510,9 @@ struct write_policy {
       }
     }
   }
+
+  template <class Exec>
+  FB_HOST_DEVICE void phase_end(Exec&, const tile::block_pos&, const tile::phase_pos&, float*) const {}
 
   template <class Exec>
   FB_HOST_DEVICE void finish(Exec&, const tile::block_pos&, float*) const {}

@@ -1,6 +1,6 @@
 #pragma once
 /// The 3-D transposed convolution as a block-tiled, phase-uniform direct convolution, written once
-/// for the CUDA kernels and the host executors (#15 now; the tile loop is meant for #34 too).
+/// for the CUDA kernels and the host executors of #15 and #34.
 ///
 /// Decomposition (fused/common/convt_phase.cuh): an output (od, oh, ow) is (q, r) per dimension,
 /// o = q*s + r - p. A block tile is a box of bases q (k_tile_qd x k_tile_qh x k_tile_qw) of one
@@ -8,6 +8,10 @@
 /// the output, and the input it reads is the base box widened by J0 - 1 = ceil(k/s) - 1 lines below
 /// in each dimension (input index i = q - j), staged once in shared memory with zeros outside the
 /// input (so taps that fall outside contribute an exact 0 and the tap loop needs no bounds tests).
+///
+/// #34 cuts w by outputs instead (tile_options: a w tile is 32 s w_sub outputs, run as w_sub
+/// sub-tiles of 32 bases per phase, each phase's bases shifted by 0 or 1), so that one block holds
+/// whole W' rows for its LayerNorm epilogue; the FMA order of every output is the same either way.
 ///
 /// Inside a block every warp works on the same phase at the same time (the phase loop is
 /// block-synchronous, because the phase's weights are staged per phase): a warp's lanes are 32
@@ -140,6 +144,24 @@ struct geometry {
   int smem_w_offset;         ///< floats: the phase's weights [ci][tap][k_co_block] after the x tile
   int smem_conv_floats;      ///< x tile + weights, rounded up to 4 floats (policy regions follow)
   int variant;               ///< 1 or 2: compile-time layout and unrolled taps for that J0; 0: generic
+  int w_sub;                 ///< sub-tiles of k_tile_qw bases along w per block (run in turn); 1 for #15
+  int by_outputs;            ///< 1: tiles are boxes of outputs (tile_options::by_outputs), 0: boxes of bases
+};
+
+/// How a model wants its blocks cut. By default (#15) a tile is a box of bases q, the same for every
+/// phase. by_outputs: along w a tile is a range of OUTPUTS, k_tile_qw x w_sub x s of them, starting at
+/// multiples of that extent; phase r then covers the bases from (p - r + s - 1)/s on, which lie one
+/// above those of the last phase where r < p mod s (w_shift), so the staged x tile holds
+/// one more column (x_layout's kPad). #34 needs whole W' rows in one block, and its default (k 4,
+/// s 2, p 1) has 33 bases per 64 outputs: ranges of bases would need two tiles per row. (d and h
+/// stay boxes of bases: cutting them by outputs too needs a line more of x in each, which at the #34
+/// default no longer fits all 32 input channels beside the row buffer.)
+struct tile_options {
+  int64_t w_sub = 1;        ///< sub-tiles of k_tile_qw bases along w per block
+  bool by_outputs = false;  ///< w tiles are ranges of outputs (needs the kPad = 1 layout)
+  /// Stage all input channels at once with one block per SM (up to k_smem_max_bytes) rather than in
+  /// chunks with two blocks per SM (#34: x would otherwise be staged again per phase and chunk).
+  bool one_chunk_first = false;
 };
 
 /// Where a block works: sample, channel block, tile, and the first base of its tile per dimension.
@@ -162,7 +184,7 @@ FB_HOST_DEVICE block_pos block_of(const geometry& g, int64_t block) {
   const int64_t td = bp.tile / (g.n_tile[2] * g.n_tile[1]);
   bp.q0[0] = static_cast<int>(g.dim[0].q_min() + td * k_tile_qd);
   bp.q0[1] = static_cast<int>(g.dim[1].q_min() + th * k_tile_qh);
-  bp.q0[2] = static_cast<int>(g.dim[2].q_min() + tw * k_tile_qw);
+  bp.q0[2] = static_cast<int>(g.dim[2].q_min() + tw * k_tile_qw * g.w_sub);
   return bp;
 }
 
@@ -224,35 +246,51 @@ FB_HOST_DEVICE int64_t phase_weight_offset(const geometry& g, int64_t ph) {
 }
 
 /// A thread's place in the block: lane = base along w, (wd, wh, wc) = its warp's sub-tile.
+/// dq, hq, wq: its first bases relative to the tile's (bp.q0) in the current phase and w sub-tile.
 struct thread_pos {
   int lane, warp, wd, wh, wc;
+  int dq, hq, wq;
 };
 
-FB_HOST_DEVICE thread_pos thread_of(int tid) {
+/// By w tiles of outputs (tile_options::by_outputs): phase pp's first w base minus the tile's, 0 or 1.
+FB_HOST_DEVICE int w_shift(const geometry& g, const phase_pos& pp) {
+  const int s = static_cast<int>(g.dim[2].s), p = static_cast<int>(g.dim[2].p);
+  return g.by_outputs ? (p - pp.r[2] + s - 1) / s - p / s : 0;
+}
+
+/// Thread tid in w sub-tile u of a phase whose w bases are shifted by `shift` (w_shift).
+FB_HOST_DEVICE thread_pos thread_in(int tid, int shift, int u) {
   thread_pos t;
   t.lane = tid & 31;
   t.warp = tid >> 5;
   t.wc = t.warp % k_warps_c;
   t.wh = (t.warp / k_warps_c) % k_warps_h;
   t.wd = t.warp / (k_warps_c * k_warps_h);
+  t.dq = t.wd;
+  t.hq = t.wh * k_rows;
+  t.wq = t.lane + u * k_tile_qw + shift;
   return t;
 }
 
+/// Thread tid of a tile of bases (no shift), sub-tile 0.
+FB_HOST_DEVICE thread_pos thread_of(int tid) { return thread_in(tid, 0, 0); }
+
 /// The x tile layout: compile-time for the unrolled variants (kJ0 = 1, 2), so that every shared
 /// memory offset in the tap loop is an immediate; read from the geometry for the generic one.
-template <int kJ0>
+/// kPad: one more column (w tiles by outputs, tile_options); compile-time layouts have one w sub-tile.
+template <int kJ0, int kPad = 0>
 struct x_layout {
   static constexpr int xd = k_tile_qd + kJ0 - 1;
   static constexpr int xh = k_tile_qh + kJ0 - 1;
-  static constexpr int xw = k_tile_qw + kJ0 - 1;
+  static constexpr int xw = k_tile_qw + kJ0 - 1 + kPad;
   static constexpr int plane = xh * xw;
   static constexpr int ci = xd * plane;
   static constexpr int j0 = kJ0;
   FB_HOST_DEVICE explicit x_layout(const geometry&) {}
 };
 
-template <>
-struct x_layout<0> {
+template <int kPad>
+struct x_layout<0, kPad> {
   int xd, xh, xw, plane, ci, j0;
   FB_HOST_DEVICE explicit x_layout(const geometry& g)
       : xd(g.xd), xh(g.xh), xw(g.xw), plane(g.x_plane), ci(g.x_ci), j0(static_cast<int>(g.j0)) {}
@@ -282,10 +320,10 @@ FB_HOST_DEVICE double load_ro_d(const double* p) {
 /// J0 - 1 remaining columns of every row are spread over all threads. Loads are issued in groups of
 /// kGroup rows before their stores, so a thread has kGroup global loads in flight (1 where the
 /// accumulators are live during staging, to leave them their registers).
-template <int kJ0, int kGroup>
+template <int kJ0, int kGroup, int kPad = 0>
 FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, int tid, const float* x,
                             const float* centre, float* xs) {
-  const x_layout<kJ0> xl(g);
+  const x_layout<kJ0, kPad> xl(g);
   const int64_t ci0 = cc * g.ci_chunk;
   const int n_ci = static_cast<int>(min_i64(g.ci_chunk, g.c_in - ci0));
   const int n_rows = n_ci * xl.xd * xl.xh;
@@ -328,7 +366,7 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
   constexpr int kLanes = 32;
   const int tail = xl.xw - kLanes;
   if (tail > 0) {
-    const int div = tail > 0 ? tail : 1;  // (tail is a constant 0 for kJ0 = 1)
+    const int div = tail > 0 ? tail : 1;  // (tail is a constant 0 for kJ0 = 1, kPad = 0)
     for (int e = tid; e < n_rows * tail; e += k_threads) {
       const int row = e / div;
       const int col = kLanes + (e - row * div);
@@ -396,7 +434,7 @@ FB_HOST_DEVICE void load_weights(const float* p, float (&w)[k_co_thread]) {
 /// tap 0; tap j reads j lines lower (input index q - j).
 template <class XL>
 FB_HOST_DEVICE const float* x_base(const XL& xl, const thread_pos& t, const float* xs) {
-  return xs + (t.wd + xl.j0 - 1) * xl.plane + (t.wh * k_rows + xl.j0 - 1) * xl.xw + t.lane + xl.j0 - 1;
+  return xs + (t.dq + xl.j0 - 1) * xl.plane + (t.hq + xl.j0 - 1) * xl.xw + t.wq + xl.j0 - 1;
 }
 
 /// One input channel's taps of a phase with JD x JH x JW taps known at compile time, added to the
@@ -517,12 +555,12 @@ FB_HOST_DEVICE void accumulate_groups(acc_tile& acc, acc_tile& part, const XL& x
 /// One thread's share of a phase and input-channel chunk: the unrolled variant of the phase's tap
 /// counts when the layout is compile-time and taps per dimension are 1 or 2, else the generic loop.
 /// A phase without taps (k < s) leaves acc at zero.
-template <int kJ0>
+template <int kJ0, int kPad = 0>
 FB_HOST_DEVICE void accumulate(const geometry& g, const phase_pos& pp, int64_t cc, const thread_pos& t,
                                const float* xs, const float* ws, acc_tile& acc, acc_tile& part) {
   if (cc == 0) acc.zero();
   if (pp.taps == 0) return;
-  const x_layout<kJ0> xl(g);
+  const x_layout<kJ0, kPad> xl(g);
   const int ci0 = static_cast<int>(cc * g.ci_chunk);
   const int n_ci = static_cast<int>(min_i64(g.ci_chunk, g.c_in - ci0));
   const int c_in = static_cast<int>(g.c_in);
@@ -562,9 +600,9 @@ FB_HOST_DEVICE thread_outputs outputs_of(const geometry& g, const block_pos& bp,
   thread_outputs o;
   const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
   // output_of / has_output of phase_dim, in 32-bit (every coordinate is below 2^22).
-  o.qd = bp.q0[0] + t.wd;
-  o.qh0 = bp.q0[1] + t.wh * k_rows;
-  o.qw = bp.q0[2] + t.lane;
+  o.qd = bp.q0[0] + t.dq;
+  o.qh0 = bp.q0[1] + t.hq;
+  o.qw = bp.q0[2] + t.wq;
   o.od = o.qd * s + pp.r[0] - p;
   o.ow = o.qw * s + pp.r[2] - p;
   o.active = o.od >= 0 && o.od < g.dim[0].n_out && o.ow >= 0 && o.ow < g.dim[2].n_out;
@@ -583,9 +621,9 @@ FB_HOST_DEVICE thread_outputs outputs_of(const geometry& g, const block_pos& bp,
 /// it is evaluated before the tap loop, and nothing of it must stay live through the loop.
 FB_HOST_DEVICE bool has_outputs(const geometry& g, const block_pos& bp, const phase_pos& pp, const thread_pos& t) {
   const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
-  const int od = (bp.q0[0] + t.wd) * s + pp.r[0] - p;
-  const int ow = (bp.q0[2] + t.lane) * s + pp.r[2] - p;
-  const int oh_first = (bp.q0[1] + t.wh * k_rows) * s + pp.r[1] - p;  // rows increase with r
+  const int od = (bp.q0[0] + t.dq) * s + pp.r[0] - p;
+  const int ow = (bp.q0[2] + t.wq) * s + pp.r[2] - p;
+  const int oh_first = (bp.q0[1] + t.hq) * s + pp.r[1] - p;  // rows increase with r
   const int oh_last = oh_first + (k_rows - 1) * s;
   return od >= 0 && od < g.dim[0].n_out && ow >= 0 && ow < g.dim[2].n_out && oh_last >= 0 &&
          oh_first < g.dim[1].n_out && bp.cob * k_co_block + t.wc * k_co_thread < g.c_out;
@@ -638,7 +676,7 @@ inline int64_t group_products_for(int64_t c_in, int64_t j0) {
 /// Throws std::invalid_argument when even one input channel does not fit in shared memory.
 inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_t depth, int64_t height,
                               int64_t width, int64_t k, int64_t s, int64_t p, std::size_t policy_bytes,
-                              bool force_generic, const char* model) {
+                              bool force_generic, const char* model, const tile_options& opt = tile_options{}) {
   geometry g{};
   const int64_t in[3] = {depth, height, width};
   for (int d = 0; d < 3; ++d) g.dim[d] = phase_dim{in[d], convt_output_size(in[d], k, s, p, 0), k, s, p};
@@ -647,15 +685,19 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
   g.c_out = c_out;
   g.j0 = g.dim[0].max_taps();
   g.n_phases = s * s * s;
-  const int64_t extent[3] = {k_tile_qd, k_tile_qh, k_tile_qw};
+  g.w_sub = static_cast<int>(opt.w_sub);
+  g.by_outputs = opt.by_outputs ? 1 : 0;
+  const int64_t extent[3] = {k_tile_qd, k_tile_qh, k_tile_qw * opt.w_sub};
+  const int64_t pad = opt.by_outputs ? 1 : 0;
   for (int d = 0; d < 3; ++d) g.n_tile[d] = ceil_div(g.dim[d].q_count(), extent[d]);
+  if (opt.by_outputs) g.n_tile[2] = ceil_div(g.dim[2].n_out, extent[2] * s);
   g.tiles_per_sample = g.n_tile[0] * g.n_tile[1] * g.n_tile[2];
   g.n_co_blocks = ceil_div(c_out, k_co_block);
   g.n_blocks = batch * g.tiles_per_sample * g.n_co_blocks;
   g.wt_floats = g.n_co_blocks * c_in * k * k * k * k_co_block;
   g.xd = static_cast<int>(k_tile_qd + g.j0 - 1);
   g.xh = static_cast<int>(k_tile_qh + g.j0 - 1);
-  g.xw = static_cast<int>(k_tile_qw + g.j0 - 1);
+  g.xw = static_cast<int>(k_tile_qw * opt.w_sub + g.j0 - 1 + pad);
   g.x_plane = g.xh * g.xw;
   g.x_ci = g.xd * g.x_plane;
   // Per input channel: its x tile and the weights of the phase with the most taps (J0^3).
@@ -666,7 +708,8 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
     return min_i64(c_in, (static_cast<int64_t>(budget) - fixed_bytes) / per_ci_bytes);
   };
   g.ci_chunk = chunk_for(k_smem_two_per_sm_bytes);
-  if (g.ci_chunk < 1) g.ci_chunk = chunk_for(k_smem_max_bytes);
+  if (g.ci_chunk < 1 || (opt.one_chunk_first && g.ci_chunk < c_in))
+    g.ci_chunk = max_i64(g.ci_chunk, chunk_for(k_smem_max_bytes));
   if (g.ci_chunk < 1)
     throw std::invalid_argument(std::string(model) + ": kernel_size " + std::to_string(k) + " with stride " +
                                 std::to_string(s) + " needs more shared memory than a block has (ceil(k/s) = " +
@@ -675,7 +718,7 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
   const int64_t x_floats = ((g.ci_chunk * g.x_ci + 3) / 4) * 4;  // weights start 16-byte aligned
   g.smem_w_offset = static_cast<int>(x_floats);
   g.smem_conv_floats = static_cast<int>(x_floats + g.ci_chunk * w_per_ci);
-  g.variant = (!force_generic && (g.j0 == 1 || g.j0 == 2)) ? static_cast<int>(g.j0) : 0;
+  g.variant = (!force_generic && opt.w_sub == 1 && (g.j0 == 1 || g.j0 == 2)) ? static_cast<int>(g.j0) : 0;
   g.group_products = group_products_for(c_in, g.j0);
   return g;
 }
@@ -712,15 +755,19 @@ FB_HOST_DEVICE void arrange_weights_block(Exec& ex, const geometry& g, const flo
 /// block when all input channels fit, kChunked = false; per chunk otherwise), accumulate, then hand
 /// the accumulators to the policy. Two instantiations rather than a run-time test, so that the
 /// one-chunk path (the default) never keeps accumulators live across a staging step: its register
-/// allocation is the tap loop's alone.
+/// allocation is the tap loop's alone. With several w sub-tiles (g.w_sub) each phase runs them in
+/// turn, each accumulated and handed to the epilogue before the next (chunked: re-staged per
+/// sub-tile, since the accumulators of one sub-tile live across the chunks).
 /// Policy: prologue(ex, bp, region) before the first barrier; phase_begin(tid, bp, pp, region)
 /// with the first staging of each phase (before its barrier: per-phase tables for the epilogue,
 /// double-buffered by the caller's choice since the previous phase's epilogue may still read);
-/// epilogue(tid, state, bp, pp, outputs, region) after each phase; finish(ex, bp, region) at the
-/// end (it may use ex.sync()). region: the policy's shared memory, after the conv regions. A policy
-/// holds no per-block state of its own: what it needs comes with the calls (fewer registers live
-/// across the tap loops). centre: as for stage_x (null: x as it is).
-template <int kJ0, bool kChunked, class Exec, class Policy>
+/// epilogue(tid, state, bp, pp, outputs, region) after each phase and sub-tile; phase_end(ex, bp,
+/// pp, region) after a phase's epilogues (it may use ex.sync(); the next phase's epilogue runs after
+/// the next staging barrier); finish(ex, bp, region) at the end (it may use ex.sync()). region: the
+/// policy's shared memory, after the conv regions. A policy holds no per-block state of its own:
+/// what it needs comes with the calls (fewer registers live across the tap loops). centre: as for
+/// stage_x (null: x as it is). kPad: 1 for w tiles by outputs (tile_options::by_outputs).
+template <int kJ0, bool kChunked, int kPad = 0, class Exec, class Policy>
 FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x, const float* centre, const float* wt,
                                     int64_t block, float* smem, const Policy& policy) {
   const block_pos bp = block_of(g, block);
@@ -728,33 +775,48 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
   float* ws = smem + g.smem_w_offset;
   float* region = smem + g.smem_conv_floats;
   policy.prologue(ex, bp, region);
-  if (!kChunked) ex.threads([&](int tid, typename Exec::state&) { stage_x<kJ0, 4>(g, bp, 0, tid, x, centre, xs); });
+  if (!kChunked)
+    ex.threads([&](int tid, typename Exec::state&) { stage_x<kJ0, 4, kPad>(g, bp, 0, tid, x, centre, xs); });
   int64_t phase_offset = 0;
+  // Tiles of bases (kPad = 0, #15) have one w sub-tile and no shifts, known at compile time: the
+  // loops below then compile to the single-tile code (no registers for sub-tiles or shifts; with
+  // them at run time #15's 128-register kernels spilled).
+  const int n_sub = kPad ? g.w_sub : 1;
+  auto thread_at = [&](int tid, const phase_pos& pp, int u) {
+    return kPad ? thread_in(tid, w_shift(g, pp), u) : thread_of(tid);
+  };
   for (int ph = 0; ph < static_cast<int>(g.n_phases); ++ph) {
     const phase_pos pp = phase_of(g, ph);
     const int64_t n_chunks = kChunked ? g.n_ci_chunks : 1;
-    for (int64_t cc = 0; cc < n_chunks; ++cc) {
-      ex.threads([&](int tid, typename Exec::state&) {
-        if (kChunked) stage_x<kJ0, 1>(g, bp, cc, tid, x, centre, xs);
-        if (pp.taps > 0) stage_w(g, bp, pp, phase_offset, cc, tid, wt, ws);
-        if (cc == 0) policy.phase_begin(tid, bp, pp, region);
-      });
-      ex.sync();
-      // A thread whose phase has no output (past the output's edge, or only padded channels) skips
-      // the tap loop: its accumulators are never used. Whole warps skip at the tile edges. The
-      // partial sum carries over between chunks only in the chunked path (one chunk: every group
-      // ends inside the call, so part is a temporary of the tap loop).
+    for (int u = 0; u < n_sub; ++u) {
+      for (int64_t cc = 0; cc < n_chunks; ++cc) {
+        if (kChunked || u == 0) {
+          ex.threads([&](int tid, typename Exec::state&) {
+            if (kChunked) stage_x<kJ0, 1, kPad>(g, bp, cc, tid, x, centre, xs);
+            if (pp.taps > 0) stage_w(g, bp, pp, phase_offset, cc, tid, wt, ws);
+            if (cc == 0 && u == 0) policy.phase_begin(tid, bp, pp, region);
+          });
+          ex.sync();
+        }
+        // A thread whose phase has no output (past the output's edge, or only padded channels)
+        // skips the tap loop: its accumulators are never used. Whole warps skip at the tile edges.
+        // The partial sum carries over between chunks only in the chunked path (one chunk: every
+        // group ends inside the call, so part is a temporary of the tap loop).
+        ex.threads([&](int tid, typename Exec::state& st) {
+          const thread_pos t = thread_at(tid, pp, u);
+          if (!has_outputs(g, bp, pp, t)) return;
+          acc_tile local;
+          accumulate<kJ0, kPad>(g, pp, cc, t, xs, ws, st.acc, kChunked ? st.part : local);
+        });
+        // The next stage overwrites the weights (and x when chunked); the last sub-tile's barrier
+        // also orders this phase's epilogue before the next phase's staging.
+        if (kChunked || u + 1 == n_sub) ex.sync();
+      }
       ex.threads([&](int tid, typename Exec::state& st) {
-        const thread_pos t = thread_of(tid);
-        if (!has_outputs(g, bp, pp, t)) return;
-        acc_tile local;
-        accumulate<kJ0>(g, pp, cc, t, xs, ws, st.acc, kChunked ? st.part : local);
+        policy.epilogue(tid, st, bp, pp, outputs_of(g, bp, pp, thread_at(tid, pp, u)), region);
       });
-      ex.sync();  // the next stage overwrites the weights (and x when chunked)
     }
-    ex.threads([&](int tid, typename Exec::state& st) {
-      policy.epilogue(tid, st, bp, pp, outputs_of(g, bp, pp, thread_of(tid)), region);
-    });
+    policy.phase_end(ex, bp, pp, region);
     phase_offset += pp.taps * g.c_in * k_co_block;
   }
   policy.finish(ex, bp, region);

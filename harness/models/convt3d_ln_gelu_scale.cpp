@@ -1,4 +1,8 @@
 /// Registry entry for KernelBench #34: ConvTranspose3d -> LayerNorm(C_out) over W' -> GELU -> * scale.
+#include "fused/common/convt_phase.cuh"
+#include "fused/convt3d_ln_gelu_scale.h"
+#include "harness/detail/fused_adapter.h"
+#include "harness/device.h"
 #include "harness/generators.h"
 #include "harness/models/models.h"
 #include "reference/convt3d_ln_gelu_scale.h"
@@ -21,6 +25,29 @@ rc::Gen<config> gen_config(const fuzz_budget& budget) {
     c.scaling_factor = *gen::real_in_range(-3.0, 3.0).as("scaling_factor");
     return c;
   });
+}
+
+namespace fused = fb::fused::convt3d_ln_gelu_scale;
+
+fused::problem to_problem(const config& c) {
+  return {c.batch_size, c.in_channels, c.out_channels, c.depth,   c.height,        c.width,
+          c.kernel_size, c.stride,     c.padding,      c.eps,     c.scaling_factor};
+}
+
+// The fused implementations (the convolution tile with the LayerNorm/GELU/scale epilogue on chip): a
+// host executor running the kernels' own block programs, and the CUDA kernels. The conv bias is
+// optional (null when the config has none; it cancels in the LayerNorm).
+typed_implementation<config> fused_implementation(device_kind device) {
+  return detail::fused_implementation<config>(
+      device, {"conv_transpose.weight", {"conv_transpose.bias", true}, "layer_norm.weight", "layer_norm.bias"},
+      [](const config& c) { return fused::workspace_bytes(to_problem(c)); },
+      [](const config& c, const detail::fused_args& a) {
+        const auto& p = a.params;
+        if (a.device == device_kind::cuda)
+          fused::run_cuda(to_problem(c), a.input, p[0], p[1], p[2], p[3], a.output, a.workspace, a.stream);
+        else
+          fused::run_host(to_problem(c), a.input, p[0], p[1], p[2], p[3], a.output, a.workspace);
+      });
 }
 
 }  // namespace
@@ -54,6 +81,29 @@ model_entry convt3d_ln_gelu_scale() {
                         3);
   m.conditioning = model::conditioning;
   m.gen_config = gen_config;
+  m.fused.push_back(fused_implementation(device_kind::cpu));
+#if FUSEBENCH_HAVE_CUDA
+  m.fused.push_back(fused_implementation(device_kind::cuda));
+#endif
+  // The floor of the fused algorithm. Bytes: x read once, weights and gamma, beta read, the output
+  // written once (nothing else of output size moves). FLOPs: 2 per valid-tap MAC (B*C_in*C_out
+  // times the valid (input, tap) pairs of each dimension), one pass over the convolution.
+  m.fused_work = [](const config& c) {
+    const double x = elements(c.batch_size, c.in_channels, {c.depth, c.height, c.width});
+    const double k3 = static_cast<double>(c.kernel_size * c.kernel_size * c.kernel_size);
+    const double w = static_cast<double>(c.in_channels) * static_cast<double>(c.out_channels) * k3;
+    const std::vector<int64_t> out_spatial = model::conv_output_shape(c);
+    const double out = elements(c.batch_size, c.out_channels, out_spatial);
+    double macs = static_cast<double>(c.batch_size) * static_cast<double>(c.in_channels) *
+                  static_cast<double>(c.out_channels);
+    const int64_t in_spatial[3] = {c.depth, c.height, c.width};
+    for (int d = 0; d < 3; ++d)
+      macs *= static_cast<double>(
+          fb::fused::phase_dim{in_spatial[d], out_spatial[static_cast<std::size_t>(d)], c.kernel_size, c.stride,
+                               c.padding}
+              .valid_pairs());
+    return work_estimate{4.0 * (x + w + 3.0 * c.out_channels + out), 2.0 * macs};
+  };
   m.sweep_variants = [](const config& base) {
     auto v = batch_variants(base, {{"batch x0.125", 4}, {"batch x0.25", 8}, {"batch x0.5", 16}});
     // W is pinned by W' == C_out; scale depth and height instead.

@@ -1,0 +1,166 @@
+// Self-test of convt3d_ln_gelu_scale (KernelBench #34): run_cuda vs run_host (the same block programs
+// on the CPU, itself checked against fp64 brute force and the libtorch reference by the CPU tests) on
+// random problems of the fuzz domain, problems that cross the kernel's internal boundaries, and the
+// default sizes; with --bench the default is timed beside its floor. The two agree bitwise up to the
+// platforms' fp64 erf (fused/common/convt3d_ln_gelu_scale_plan.h gelu_erf), far inside k_atol.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "fused/common/convt_phase.cuh"
+#include "fused/convt3d_ln_gelu_scale.h"
+#include "property_tests/selftest/selftest.h"
+
+namespace fb::selftest {
+namespace {
+
+namespace lgs = fb::fused::convt3d_ln_gelu_scale;
+
+// Nominal FP32 SIMT peak of an H100 SXM (132 SMs x 128 lanes x 2 x 1.98 GHz) for the FLOP floor.
+constexpr double k_fp32_peak_flops = 67e12;
+
+std::string describe(const lgs::problem& p, bool bias, dist d) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "convt3d_ln_gelu_scale B=%lld Cin=%lld Cout=%lld D=%lld H=%lld W=%lld k=%lld s=%lld p=%lld "
+                "eps=%g scale=%g %s %s",
+                (long long)p.batch, (long long)p.in_channels, (long long)p.out_channels, (long long)p.depth,
+                (long long)p.height, (long long)p.width, (long long)p.kernel_size, (long long)p.stride,
+                (long long)p.padding, p.eps, p.scaling_factor, bias ? "bias" : "no-bias", dist_name(d));
+  return buf;
+}
+
+int64_t out_size(const lgs::problem& p, int64_t n) {
+  return fb::fused::convt_output_size(n, p.kernel_size, p.stride, p.padding, 0);
+}
+
+/// Output elements and valid-tap multiply-adds of a problem.
+void sizes_of(const lgs::problem& p, double& outputs, double& macs) {
+  const int64_t in[3] = {p.depth, p.height, p.width};
+  outputs = static_cast<double>(p.batch * p.out_channels);
+  macs = static_cast<double>(p.batch * p.in_channels * p.out_channels);
+  for (int64_t n : in) {
+    const fb::fused::phase_dim d{n, out_size(p, n), p.kernel_size, p.stride, p.padding};
+    outputs *= static_cast<double>(d.n_out);
+    macs *= static_cast<double>(d.valid_pairs());
+  }
+}
+
+bool run_case(const lgs::problem& p, bool bias, dist d, rng_t& rng, bool graph, bool bench, cudaStream_t stream,
+              tally& t) {
+  const int64_t k3 = p.kernel_size * p.kernel_size * p.kernel_size;
+  const int64_t co = p.out_channels;
+  std::vector<float> x(static_cast<std::size_t>(p.batch * p.in_channels * p.depth * p.height * p.width));
+  std::vector<float> w(static_cast<std::size_t>(p.in_channels * co * k3));
+  std::vector<float> cb(static_cast<std::size_t>(co)), gamma(cb.size()), beta(cb.size());
+  fill_x(x, p.height, p.width, d, rng);
+  const double wb = 1.0 / std::sqrt(static_cast<double>(co * k3));  // kaiming-uniform's bound
+  fill_u(w, -wb, wb, rng);
+  fill_u(cb, -1.0, 1.0, rng);
+  fill_u(gamma, -2.0, 2.0, rng);
+  fill_u(beta, -2.0, 2.0, rng);
+  double outputs = 0, macs = 0;
+  sizes_of(p, outputs, macs);
+  const auto n = static_cast<int64_t>(outputs);
+
+  const std::size_t wsb = lgs::workspace_bytes(p);
+  std::vector<unsigned char> hws(wsb);
+  std::vector<float> host(static_cast<std::size_t>(n));
+  lgs::run_host(p, x.data(), w.data(), bias ? cb.data() : nullptr, gamma.data(), beta.data(), host.data(), hws.data());
+
+  device_buffer dx = upload(x), dw = upload(w), dcb = upload(cb), dg = upload(gamma), dbeta = upload(beta);
+  device_buffer dws(wsb);
+  guarded_output out(n);
+  selftest_case c;
+  c.name = describe(p, bias, d);
+  c.launch = [&](cudaStream_t s) {
+    lgs::run_cuda(p, dx.f(), dw.f(), bias ? dcb.f() : nullptr, dg.f(), dbeta.f(), out.data(), dws.p, s);
+  };
+  c.outputs.push_back({"out", &out, n, host, true});
+  const bool ok = check_case(c, graph, stream, t);
+  if (bench) {
+    // The whole call after a clean L2 flush, beside the floor: output written once plus x and
+    // weights read, at the bandwidth of a plain read of an output-sized buffer, and 2 FLOPs per
+    // valid-tap MAC at the nominal FP32 peak (one pass over the convolution).
+    const double bytes = 4.0 * (static_cast<double>(n) + static_cast<double>(x.size() + w.size()));
+    const double us = median_us([&] { c.launch(stream); }, stream, 20);
+    const double read_out_us = read_us(out.data(), static_cast<std::size_t>(n) * sizeof(float), stream);
+    const double bw = 4.0 * static_cast<double>(n) / (read_out_us * 1e-6);
+    const double floor_bytes_us = bytes / bw * 1e6;
+    const double floor_flops_us = 2.0 * macs / k_fp32_peak_flops * 1e6;
+    std::printf(
+        "BENCH %s: %.1f us; floor %.1f us (bytes %.1f us at %.0f GB/s read, FLOPs %.1f us at 67 TFLOP/s: "
+        "%.2e valid-tap MACs); %.2f x floor\n",
+        c.name.c_str(), us, std::max(floor_bytes_us, floor_flops_us), floor_bytes_us, bw * 1e-9, floor_flops_us, macs,
+        us / std::max(floor_bytes_us, floor_flops_us));
+  }
+  return ok;
+}
+
+/// A random problem of the fuzz domain (SPEC 2): W' == C_out <= 64 (the width follows from the
+/// drawn W'), kept to <= ~4M outputs and a host run of a fraction of a second.
+lgs::problem draw(rng_t& rng) {
+  lgs::problem p{};
+  p.batch = rng.range(1, 8);
+  p.in_channels = rng.range(1, 64);
+  p.kernel_size = rng.range(1, 7);
+  p.stride = rng.range(1, 4);
+  p.depth = rng.range(1, 40);
+  p.height = rng.range(1, 40);
+  p.eps = std::exp(std::log(1e-5) + rng.u01() * (std::log(1.0) - std::log(1e-5)));
+  p.scaling_factor = -3.0 + 6.0 * rng.u01();
+  const int64_t w_target = rng.range(1, 64);
+  p.width = std::max<int64_t>(1, (w_target - p.kernel_size) / p.stride + 1);
+  for (;;) {
+    auto pmax = [&](int64_t n) { return ((n - 1) * p.stride + p.kernel_size - 1) / 2; };
+    const int64_t pm = std::min({pmax(p.depth), pmax(p.height), pmax(p.width), p.kernel_size});
+    p.padding = rng.range(0, pm);
+    p.out_channels = out_size(p, p.width);
+    double outputs = 0, macs = 0;
+    sizes_of(p, outputs, macs);
+    if (outputs <= 4e6 && macs <= 2e8) break;
+    int64_t* biggest = &p.batch;
+    for (int64_t* f : {&p.depth, &p.height})
+      if (*f > *biggest) biggest = f;
+    if (*biggest > 1) *biggest = (*biggest + 1) / 2;
+    else p.in_channels = std::max<int64_t>(1, p.in_channels / 2);
+  }
+  return p;
+}
+
+tally run(const options& opt, rng_t& rng, cudaStream_t stream) {
+  tally t;
+  auto go = [&](lgs::problem p, bool bias, dist d, bool graph, bool bench = false) {
+    run_case(p, bias, d, rng, graph, bench, stream, t);
+  };
+  for (int c = 0; c < opt.cases; ++c) go(draw(rng), rng.next() % 2 == 0, draw_dist(rng), c < 20);
+  if (opt.boundary) {
+    // The kernel's internal boundaries (fused/common/convt3d_tile.cuh: tiles of 2 x 8 bases (d, h) x
+    // 32 s w_sub outputs along w (w sub-tiles of 32 bases when 32 s < W') x 16 channels, input
+    // channels staged in chunks when they do not fit, unrolled tap loops for ceil(k/s) <= 2,
+    // generic ones otherwise):
+    //  - two w sub-tiles (s = 1, W' 33..64), one with chunked staging (k 7: few channels fit);
+    go({2, 5, 40, 6, 9, 40, 1, 1, 0, 1e-5, 1.0}, true, dist::normal, true);
+    go({1, 9, 64, 4, 7, 60, 7, 1, 1, 1e-3, -2.0}, false, dist::offset, true);
+    //  - input-channel chunks at k 4, s 2 (64 channels) and the generic loop (k 5, s 2: J0 3);
+    go({2, 64, 64, 5, 9, 32, 4, 2, 1, 1e-5, 0.5}, true, dist::uniform, false);
+    go({2, 7, 37, 6, 7, 18, 5, 2, 1, 0.2, 1.5}, true, dist::offset, true);
+    //  - several channel blocks, partly padded (W' 33, 50), k < s (phases without taps), p > 0 crops;
+    go({3, 6, 33, 9, 10, 17, 1, 2, 0, 1e-5, 1.0}, true, dist::sparse, true);
+    go({1, 4, 50, 5, 6, 14, 2, 4, 2, 1e-5, -1.0}, false, dist::border_only, false);
+    //  - many d and h tiles (40^2 inputs) and a single-value row (W' = 1).
+    go({1, 3, 8, 40, 40, 4, 2, 2, 0, 1e-5, 1.0}, true, dist::normal, false);
+    go({2, 3, 1, 5, 6, 1, 1, 1, 0, 1e-5, 1.0}, true, dist::uniform, false);
+  }
+  if (opt.with_default) {
+    const lgs::problem def{32, 32, 64, 16, 32, 32, 4, 2, 1, 1e-5, 1.0};
+    go(def, true, dist::uniform, true, opt.bench);
+  }
+  return t;
+}
+
+}  // namespace
+}  // namespace fb::selftest
+
+FB_SELFTEST_MODEL("convt3d_ln_gelu_scale", fb::selftest::run)
