@@ -214,7 +214,8 @@ json verify_report_to_json(const verify_report& report) {
                      {"models", report.scope.models},
                      {"cases_per_model", report.scope.cases_per_model},
                      {"inputs", report.scope.inputs},
-                     {"params", report.scope.params}}},
+                     {"params", report.scope.params},
+                     {"case_size", report.scope.case_size}}},
           {"totals", {{"cases", t.judged() + t.not_judged},
                       {"passed", t.passed},
                       {"incorrect", t.incorrect},
@@ -258,6 +259,8 @@ verify_report verify_report_from_json(const json& doc, const std::string& source
   report.scope.cases_per_model = r.get<int>(scope, "scope", "cases_per_model");
   report.scope.inputs = r.get<std::string>(scope, "scope", "inputs");
   report.scope.params = r.get<std::string>(scope, "scope", "params");
+  // Files written before --case-size existed have no field: they used the device's own sizes.
+  if (scope.contains("case_size")) report.scope.case_size = r.get<std::string>(scope, "scope", "case_size");
   const json& notes = r.field(doc, "", "notes");
   if (!notes.is_array()) r.fail("field notes is not an array");
   for (const json& n : notes) {

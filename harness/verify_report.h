@@ -26,7 +26,7 @@ struct verify_case_record {
   std::string message;       ///< empty when passed
   double max_abs = 0;
   double worst_ratio = 0;    ///< worst |error| / bound (<= 1 passes)
-  double seconds = 0;        ///< wall time of the check
+  double seconds = 0;        ///< wall time of the check (a fused row's: the case's preparation included)
   std::string repro;         ///< command that replays it
   std::string bundle;        ///< repro bundle directory, when one was saved
 };
@@ -50,9 +50,11 @@ struct verify_scope {
   int cases_per_model = 0;          ///< --cases
   std::string inputs;               ///< --inputs: every case draws only this distribution; "" all
   std::string params;               ///< --params: only this regime; "" both
+  std::string case_size;            ///< --case-size: "" the device's own sizes, else cpu or oracle
   friend bool operator==(const verify_scope& a, const verify_scope& b) {
     return a.mode == b.mode && a.device == b.device && a.models == b.models &&
-           a.cases_per_model == b.cases_per_model && a.inputs == b.inputs && a.params == b.params;
+           a.cases_per_model == b.cases_per_model && a.inputs == b.inputs && a.params == b.params &&
+           a.case_size == b.case_size;
   }
 };
 

@@ -148,6 +148,11 @@ one_line_exit2 "verify --devices 0,1 without a GPU" verify --devices 0,1 --cases
 one_line_exit2 "bench --devices 0 without a GPU" bench --devices 0
 one_line_exit2 "--devices cpu,cpu with --device cuda" verify --devices cpu,cpu --device cuda --cases 2
 one_line_exit2 "--devices cpu,0" verify --devices cpu,0 --cases 2
+one_line_exit2 "--per-device without --devices" verify --device cpu --cases 2 --per-device 2
+one_line_exit2 "--per-device 0" verify --devices cpu,cpu --cases 2 --per-device 0
+one_line_exit2 "--per-device x" verify --devices cpu,cpu --cases 2 --per-device x
+one_line_exit2 "--case-size huge" verify --device cpu --cases 2 --case-size huge
+one_line_exit2 "--case-size with --config" verify --device cpu --model 44 --config '{"in_channels":3,"out_channels":5,"kernel_size":3,"stride":2,"padding":1,"output_padding":1,"multiplier":0.5,"batch_size":2,"height":7,"width":6}' --case-size oracle
 
 # --devices cpu,cpu,cpu: three shard processes, merged into the unsharded run's output and status.
 "$fb" "${run[@]}" --devices cpu,cpu,cpu --json "$tmp/v-devices.json" >"$tmp/v-devices.out" 2>"$tmp/v-devices.err"; r=$?
@@ -162,6 +167,21 @@ check "--devices passes --strict-fp32 on" grep -q '"fp64_rule": false' "$tmp/v-d
 # Under --shard 2/3 the devices split that shard: pieces 2/6 and 5/6, merged back into shard 2/3.
 "$fb" "${run[@]}" --shard 2/3 --devices cpu,cpu --json "$tmp/v-devices-2-of-3.json" >/dev/null 2>&1
 check "--shard 2/3 --devices cpu,cpu equals shard 2/3" same_json verify "$tmp/v-2-of-3.json" "$tmp/v-devices-2-of-3.json"
+
+# --per-device 2 on cpu,cpu: four shard processes (two per device), still the unsharded run.
+"$fb" "${run[@]}" --devices cpu,cpu --per-device 2 --json "$tmp/v-per-device.json" >/dev/null 2>"$tmp/v-per-device.err"
+check "--devices cpu,cpu --per-device 2 equals the unsharded run" same_json verify "$tmp/v.json" "$tmp/v-per-device.json"
+check "it ran four shard processes" grep -q "4 shard processes (cpu,cpu): shards 1/4 to 4/4 of 4" "$tmp/v-per-device.err"
+# --case-size oracle: smaller cases than the device's own, recorded in the scope (merge keeps them apart).
+"$fb" "${run[@]}" --case-size oracle --json "$tmp/v-oracle.json" >/dev/null 2>&1
+check "--case-size is recorded in the scope" grep -q '"case_size": "oracle"' "$tmp/v-oracle.json"
+check "--case-size oracle draws other cases than the default" python3 -c '
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+sys.exit(0 if [c["config"] for c in a["cases"]] != [c["config"] for c in b["cases"]] else 1)' "$tmp/v.json" "$tmp/v-oracle.json"
+"$fb" "${run[@]}" --case-size oracle --shard 1/2 --json "$tmp/v-oracle-1.json" >/dev/null 2>&1
+"$fb" "${run[@]}" --shard 2/2 --json "$tmp/v-2-of-2.json" >/dev/null 2>&1
+one_line_exit2 "merge of shards of different case sizes" merge "$tmp/v-oracle-1.json" "$tmp/v-2-of-2.json" --out "$tmp/mixed.json"
 
 # SIGINT to the parent of --devices: passed on to the shard processes, which stop; nothing is left.
 "$fb" verify --device cpu --cases 100000 --model convt2d_mul_gap --devices cpu,cpu --json "$tmp/v-int.json" \

@@ -150,6 +150,18 @@ TEST(devices, parses_gpus_all_and_the_cpu_test_mode) {
   EXPECT_EQ(some[0].gpu, 2);
 }
 
+TEST(devices, per_device_repeats_each_slot_in_order) {
+  const std::vector<cli::device_slot> all = cli::parse_devices("all", 2, "4,5");
+  const std::vector<cli::device_slot> four = cli::per_device_slots(all, 2);
+  ASSERT_EQ(four.size(), 4u);
+  EXPECT_EQ(four[0].label, "gpu 0.1");
+  EXPECT_EQ(four[1].label, "gpu 0.2");
+  EXPECT_EQ(four[1].cuda_visible_devices, "4");
+  EXPECT_EQ(four[2].label, "gpu 1.1");
+  EXPECT_EQ(four[3].cuda_visible_devices, "5");
+  EXPECT_EQ(cli::per_device_slots(all, 1).front().label, "gpu 0");  // one per device: labels unchanged
+}
+
 TEST(devices, refuses_with_one_line) {
   const std::vector<std::pair<std::string, int>> bad{{"all", 0}, {"0,1", 0},   {"2", 2},  {"0,0", 2},
                                                      {"cpu,0", 2}, {"0,cpu", 2}, {"x", 2}, {"", 2}, {"-1", 2}};

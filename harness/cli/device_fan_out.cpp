@@ -107,6 +107,18 @@ std::vector<device_slot> parse_devices(const std::string& text, int visible_gpus
   return slots;
 }
 
+std::vector<device_slot> per_device_slots(const std::vector<device_slot>& slots, int per_device) {
+  if (per_device <= 1) return slots;
+  std::vector<device_slot> out;
+  for (const device_slot& s : slots)
+    for (int k = 1; k <= per_device; ++k) {
+      device_slot copy = s;
+      copy.label = fmt::format("{}.{}", s.label, k);
+      out.push_back(copy);
+    }
+  return out;
+}
+
 std::vector<std::string> shard_environment(const char* const* parent, const std::string& visible,
                                            unsigned threads) {
   std::vector<std::string> env;

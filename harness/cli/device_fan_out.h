@@ -29,6 +29,11 @@ struct device_slot {
 [[nodiscard]] std::vector<device_slot> parse_devices(const std::string& text, int visible_gpus,
                                                      const char* inherited_visible_devices);
 
+/// Each slot `per_device` times, in order (gpu 0, gpu 0, ..., gpu 1, ...), labelled "gpu 0.1", "gpu 0.2", ...
+/// when per_device > 1: verify's --per-device (several verify processes keep one GPU busy; never for
+/// bench, whose processes on one GPU would time each other).
+[[nodiscard]] std::vector<device_slot> per_device_slots(const std::vector<device_slot>& slots, int per_device);
+
 /// The environment of a shard process: `parent` (a null-terminated array, as `environ`) with
 /// CUDA_VISIBLE_DEVICES set to `visible`, and OMP_NUM_THREADS set to `threads` unless the parent
 /// sets it: the processes of one fan-out share the host's cores (libtorch would otherwise start a

@@ -46,6 +46,8 @@ struct verify_options {
   std::string junit_out;
   std::string shard;    ///< "K/N": only case indices i with i % N == K-1 (harness/shard.h)
   std::string devices;  ///< "all", "0,1", "cpu,cpu": one shard process per device, merged
+  int per_device = 1;   ///< --per-device: shard processes per device of --devices
+  std::string case_size;  ///< --case-size: "" the device's own fuzz sizes, else cpu or oracle
   bool strict_fp32 = false;
   bool cases_given = false, atol_given = false, rtol_given = false, device_given = false;
 };
@@ -167,16 +169,19 @@ void check_reference(verify_run& run, const model_entry& model, const verify_tar
              seconds_since(t0));
 }
 
-/// Every fused target of the device on one prepared case (expectations computed once, shared).
+/// Every fused target of the device on one prepared case (expectations computed once, shared). The
+/// first target's time includes the case's preparation (`prep_seconds`), so that a row's seconds
+/// are what its cases cost (the gate sizes its boxes from them).
 void check_fused(verify_run& run, const model_entry& model, const std::vector<verify_target>& targets, int index,
-                 const gen::case_recipe& recipe, const judged_case& c, double conditioning) {
+                 const gen::case_recipe& recipe, const judged_case& c, double conditioning, double prep_seconds) {
   for (const verify_target& target : targets) {
     if (target.is_reference) continue;
     const auto t0 = std::chrono::steady_clock::now();
     check_result r = check_equivalence(model, target.candidate, c, run.checks);
     r.conditioning = conditioning;
     run.record(model, target.candidate.name, expectation_name(target), index, recipe, &c, std::move(r),
-               seconds_since(t0));
+               seconds_since(t0) + prep_seconds);
+    prep_seconds = 0;
   }
 }
 
@@ -199,6 +204,14 @@ int has_fused(const std::vector<verify_target>& targets) {
   return n;
 }
 
+/// The fuzz domain's case sizes: --case-size, else the device's own.
+fuzz_budget fuzz_budget_of(const verify_options& opt, device_kind device) {
+  if (opt.case_size == "cpu") return fuzz_budget::cpu();
+  if (opt.case_size == "oracle") return fuzz_budget::oracle();
+  if (opt.case_size == "cuda") return fuzz_budget::cuda();
+  return device == device_kind::cuda ? fuzz_budget::cuda() : fuzz_budget::cpu();
+}
+
 /// The fuzz: `cases` recipes per model (those of the report's shard); fused targets on the recipe,
 /// the reference's semantics on it when the loop oracle can afford it, else on an oracle-sized case
 /// drawn for the same index. Case i is a function of (seed, i) alone, so a shard draws exactly the
@@ -206,7 +219,7 @@ int has_fused(const std::vector<verify_target>& targets) {
 void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
   const verify_options& opt = run.opt;
   const shard_spec shard = run.report.shard;
-  const fuzz_budget budget = run.device == device_kind::cuda ? fuzz_budget::cuda() : fuzz_budget::cpu();
+  const fuzz_budget budget = fuzz_budget_of(opt, run.device);
   const auto start = std::chrono::steady_clock::now();
   const int total = static_cast<int>(shard.size_of(opt.cases)) * static_cast<int>(models.size());
   int done = 0;
@@ -226,6 +239,7 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
       }
       std::optional<judged_case> prepared;
       double conditioning = 0;
+      const auto prep_start = std::chrono::steady_clock::now();
       if (has_fused(targets) > 0) {
         try {
           prepared = prepare_case(*model, recipe, run.device);
@@ -234,12 +248,13 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
           record_unprepared(run, *model, targets, i, recipe, one_line(e));
         }
       }
+      const double prep_seconds = seconds_since(prep_start);
       for (const verify_target& target : targets)
         if (target.is_reference) {
           const model_case c = affordable && prepared ? prepared->first : gen::make_case(*model, reference_recipe);
           check_reference(run, *model, target, i, reference_recipe, c);
         }
-      if (prepared) check_fused(run, *model, targets, i, recipe, *prepared, conditioning);
+      if (prepared) check_fused(run, *model, targets, i, recipe, *prepared, conditioning, prep_seconds);
       ++done;
       const double elapsed = seconds_since(start);
       const int failures = run.report.totals().incorrect + run.report.totals().failed;
@@ -278,6 +293,7 @@ void run_config(verify_run& run, const model_entry& model, const json& config,
     recipe.inputs = opt.inputs.empty() ? input_distribution::uniform : *input_distribution_from_string(opt.inputs);
     recipe.params = opt.params == "default" ? ref::param_init::pytorch_default : ref::param_init::randomized;
     std::optional<judged_case> prepared;
+    const auto prep_start = std::chrono::steady_clock::now();
     try {
       judged_case c;
       c.first = user_tensors ? case_from_tensors(model, canonical, *user_tensors) : gen::make_case(model, recipe);
@@ -293,10 +309,11 @@ void run_config(verify_run& run, const model_entry& model, const json& config,
       record_unprepared(run, model, targets, i, recipe, one_line(e));
     }
     if (!prepared) continue;
+    const double conditioning = has_fused(targets) > 0 ? case_conditioning(model, prepared->first, run.device) : 0.0;
+    const double prep_seconds = seconds_since(prep_start);
     for (const verify_target& target : targets)
       if (target.is_reference && affordable) check_reference(run, model, target, i, recipe, prepared->first);
-    if (has_fused(targets) > 0)
-      check_fused(run, model, targets, i, recipe, *prepared, case_conditioning(model, prepared->first, run.device));
+    if (has_fused(targets) > 0) check_fused(run, model, targets, i, recipe, *prepared, conditioning, prep_seconds);
   }
 }
 
@@ -327,9 +344,11 @@ void run_bundle(verify_run& run, const std::string& path, const json& meta_in) {
       check_reference(run, model, target, 0, recipe, c.first);
       return;
     }
+    const auto prep_start = std::chrono::steady_clock::now();
     c.first_expected = reference_expectations(model, c.first, run.device);
     c.fresh_expected = reference_expectations(model, c.fresh, run.device);
-    check_fused(run, model, {target}, 0, recipe, c, case_conditioning(model, c.first, run.device));
+    const double conditioning = case_conditioning(model, c.first, run.device);
+    check_fused(run, model, {target}, 0, recipe, c, conditioning, seconds_since(prep_start));
     return;
   }
   throw std::invalid_argument("bundle " + path + ": implementation " + impl_name + " does not exist on " +
@@ -367,7 +386,16 @@ void validate(const verify_options& opt) {
     throw std::invalid_argument(std::string(opt.shard.empty() ? "--devices" : "--shard") +
                                 " splits a fuzz run's cases; a --config replay is not split");
   if (!opt.shard.empty()) (void)parse_shard(opt.shard);
+  if (opt.per_device < 1 || opt.per_device > 64)
+    throw std::invalid_argument(fmt::format("--per-device {}: must be 1 to 64", opt.per_device));
+  if (opt.per_device > 1 && opt.devices.empty())
+    throw std::invalid_argument("--per-device needs --devices (the devices whose shard processes it multiplies)");
+  if (!opt.case_size.empty() && opt.case_size != "cuda" && opt.case_size != "cpu" && opt.case_size != "oracle")
+    throw std::invalid_argument("case-size = " + opt.case_size + ": must be cuda, cpu or oracle");
+  if (!opt.case_size.empty() && !opt.config.empty())
+    throw std::invalid_argument("--case-size sizes the fuzz cases; a --config replay has its own sizes");
 }
+
 
 /// The arguments of the shard process that runs `shard` of this fuzz run on `device` and writes its
 /// report to `json_path`: every option that decides the cases or their verdicts, nothing else.
@@ -389,6 +417,7 @@ std::vector<std::string> shard_arguments(const verify_options& opt, const std::v
                                 json_path};
   if (!opt.inputs.empty()) args.insert(args.end(), {"--inputs", opt.inputs});
   if (!opt.params.empty()) args.insert(args.end(), {"--params", opt.params});
+  if (!opt.case_size.empty()) args.insert(args.end(), {"--case-size", opt.case_size});
   if (!checks.fp64_rule) args.push_back("--strict-fp32");
   if (!opt.save_failures.empty()) args.insert(args.end(), {"--save-failures", opt.save_failures});
   args.push_back("--model");
@@ -530,6 +559,7 @@ int run_verify(const verify_options& opt) {
         throw std::invalid_argument(fmt::format(
             "--devices {}: GPU {} is a {} but GPU {} is a {}; one run is of one kind of GPU (run them separately)",
             opt.devices, slots->front().gpu, cuda_device_name(slots->front().gpu), s.gpu, cuda_device_name(s.gpu)));
+    slots = per_device_slots(*slots, opt.per_device);
   }
   if (device == device_kind::cuda && !cuda_available())
     throw std::invalid_argument("device = cuda: no CUDA device or a CPU-only libtorch");
@@ -550,6 +580,7 @@ int run_verify(const verify_options& opt) {
   run.report.scope.cases_per_model = opt.cases;
   run.report.scope.inputs = opt.inputs;
   run.report.scope.params = opt.params;
+  run.report.scope.case_size = opt.case_size;
 
   if (bundle) {
     run.report.scope.models = {given->value("model", std::string())};
@@ -639,6 +670,13 @@ void add_verify_command(CLI::App& app, command_action& run) {
                   "and merged; output and exit status as of one process. cpu,cpu,...: that many shard processes "
                   "on the CPU (to test the fan-out without a GPU)")
       ->check(non_empty("all, GPU positions like 0,1, or cpu,cpu"));
+  cmd->add_option("--per-device", opt->per_device,
+                  "With --devices: this many shard processes on each device (one verify process leaves a GPU "
+                  "mostly idle: its cases are small and its host work serial)")
+      ->capture_default_str();
+  cmd->add_option("--case-size", opt->case_size,
+                  "Fuzz case sizes: cuda (up to ~4M conv-output elements; cuda's default), cpu (~64K; cpu's "
+                  "default) or oracle (~16K). Smaller cases for slow tools, e.g. compute-sanitizer");
   cmd->footer(
       "Verdicts: each fused case is judged against the fp32 libtorch reference (TF32 off) at atol/rtol; where that\n"
       "reference is itself off fp64 by more than the tolerance, or the candidate misses it, against fp64 with the\n"
@@ -659,6 +697,7 @@ void add_verify_command(CLI::App& app, command_action& run) {
       "  fusebench verify --config failures/convt2d_mul_gap_fused_host_<seed>/config.json\n"
       "  fusebench verify --model convt2d_mul_gap --config my_config.json --tensors my_tensors.pt\n"
       "  fusebench verify --device cuda --cases 1000 --devices all --json verify.json\n"
+      "  fusebench verify --device cuda --cases 1000 --devices all --per-device 8 --json verify.json\n"
       "  fusebench verify --device cuda --cases 1000 --seed 7 --shard 2/4 --json shard2.json"
       "   (then: fusebench merge shard*.json --out verify.json)");
   cmd->callback([opt, &run, cases, device, atol, rtol] {

@@ -2,6 +2,7 @@
 // Without a usable GPU it prints "SKIPPED: no CUDA device" and exits 0.
 // Usage: fused_cuda_selftest [--cases N] [--seed S] [--no-default] [--default-only] [--bench] [--model ID]...
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -253,6 +254,7 @@ std::vector<std::pair<std::string, model_run>> registered_models() {
 
 int main(int argc, char** argv) {
   namespace st = fb::selftest;
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines reach a pipe (the gate's tee) as they are printed
   st::options opt;
   std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
@@ -293,19 +295,20 @@ int main(int argc, char** argv) {
                 prop.multiProcessorCount, static_cast<unsigned long long>(opt.seed), opt.cases, models.size());
     cudaStream_t stream = nullptr;
     FB_CUDA_CHECK(cudaStreamCreate(&stream));  // blocking: ordered after legacy-stream copies
-    std::vector<std::pair<std::string, st::tally>> tallies;
+    // A model's line as soon as it is done (with its seconds), so that a run stopped by a time box
+    // still says how far it got and which model took the time.
     for (const auto& [id, run] : models) {
       if (!only.empty() && std::find(only.begin(), only.end(), id) == only.end()) continue;
       st::rng_t rng{opt.seed};
-      tallies.emplace_back(id, run(opt, rng, stream));
-    }
-    FB_CUDA_CHECK(cudaStreamDestroy(stream));
-    for (const auto& [id, t] : tallies) {
-      std::printf("%-22s %d passed, %d failed, max |dev-host| %.3g, max rel %.3g\n", (id + ":").c_str(), t.passed,
-                  t.failed, t.max_abs, t.max_rel);
+      const auto t0 = std::chrono::steady_clock::now();
+      const st::tally t = run(opt, rng, stream);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("%-22s %d passed, %d failed, max |dev-host| %.3g, max rel %.3g (%.1f s)\n", (id + ":").c_str(),
+                  t.passed, t.failed, t.max_abs, t.max_rel, seconds);
       passed += t.passed;
       failed += t.failed;
     }
+    FB_CUDA_CHECK(cudaStreamDestroy(stream));
   } catch (const std::exception& e) {
     std::printf("FAIL: exception: %s\n", e.what());
     return 1;
