@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #if FUSEBENCH_TORCH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -36,6 +37,12 @@ void synchronize(device_kind device) {
   if (device != device_kind::cuda) return;
 #if FUSEBENCH_TORCH_CUDA
   c10::cuda::device_synchronize();
+#endif
+}
+
+void release_cached_device_memory() {
+#if FUSEBENCH_TORCH_CUDA
+  if (cuda_available()) c10::cuda::CUDACachingAllocator::emptyCache();
 #endif
 }
 

@@ -18,6 +18,10 @@ namespace fb {
 [[nodiscard]] fused::stream_t current_cuda_stream();
 /// Waits for all work on `device` (no-op on the CPU).
 void synchronize(device_kind device);
+
+/// Gives libtorch's cached, unused GPU memory back to the driver (a no-op without CUDA): a process
+/// that shares its GPU with others then holds only what its current case uses.
+void release_cached_device_memory();
 /// One line naming the GPU, or "cpu".
 [[nodiscard]] std::string device_name(device_kind device);
 /// GPUs this process sees (after CUDA_VISIBLE_DEVICES) [count]; 0 with a CPU-only libtorch or no GPU.

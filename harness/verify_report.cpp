@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <limits>
 #include <ostream>
 #include <set>
 #include <type_traits>
@@ -71,6 +72,13 @@ class verify_json_reader {
       if (!v.is_number()) fail(fmt::format("field {} is {}, expected a number", where, v.dump()));
     }
     return v.get<T>();
+  }
+  /// An error or ratio field: a number, or null for +infinity (JSON has no infinity, and nlohmann
+  /// writes a non-finite number as null: an error over a zero bound, atol = rtol = 0, is infinite).
+  double measure(const json& object, const std::string& path, const char* key) const {
+    const json& v = field(object, path, key);
+    if (v.is_null()) return std::numeric_limits<double>::infinity();
+    return get<double>(object, path, key);
   }
 
  private:
@@ -285,11 +293,11 @@ verify_report verify_report_from_json(const json& doc, const std::string& source
     for (const verdict_rule rule : counted_rules)
       if (const int n = r.get<int>(decided, p + ".decided_by", std::string(to_string(rule)).c_str()); n != 0)
         row.by_rule[rule] = n;
-    row.worst_ratio = r.get<double>(j, p, "worst_error_over_bound");
-    row.max_abs = r.get<double>(j, p, "max_abs_error");
-    row.candidate_vs_fp64 = r.get<double>(j, p, "impl_vs_fp64");
-    row.reference_vs_fp64 = r.get<double>(j, p, "reference_fp32_vs_fp64");
-    row.max_conditioning = r.get<double>(j, p, "max_conditioning");
+    row.worst_ratio = r.measure(j, p, "worst_error_over_bound");
+    row.max_abs = r.measure(j, p, "max_abs_error");
+    row.candidate_vs_fp64 = r.measure(j, p, "impl_vs_fp64");
+    row.reference_vs_fp64 = r.measure(j, p, "reference_fp32_vs_fp64");
+    row.max_conditioning = r.measure(j, p, "max_conditioning");
     row.seconds = r.get<double>(j, p, "seconds");
   }
 
@@ -315,8 +323,8 @@ verify_report verify_report_from_json(const json& doc, const std::string& source
     if (!rule) r.fail(fmt::format("field {}.decided_by is \"{}\", not a verdict rule", p, d));
     c.rule = *rule;
     c.message = r.get<std::string>(j, p, "message");
-    c.max_abs = r.get<double>(j, p, "max_abs_error");
-    c.worst_ratio = r.get<double>(j, p, "worst_error_over_bound");
+    c.max_abs = r.measure(j, p, "max_abs_error");
+    c.worst_ratio = r.measure(j, p, "worst_error_over_bound");
     c.seconds = r.get<double>(j, p, "seconds");
     c.repro = r.get<std::string>(j, p, "repro");
     c.bundle = r.get<std::string>(j, p, "bundle");

@@ -159,6 +159,7 @@ TEST(devices, per_device_repeats_each_slot_in_order) {
   EXPECT_EQ(four[1].cuda_visible_devices, "4");
   EXPECT_EQ(four[2].label, "gpu 1.1");
   EXPECT_EQ(four[3].cuda_visible_devices, "5");
+  EXPECT_EQ(four[3].sharing, 2);
   EXPECT_EQ(cli::per_device_slots(all, 1).front().label, "gpu 0");  // one per device: labels unchanged
 }
 
@@ -184,6 +185,12 @@ TEST(devices, a_shard_process_sees_its_gpu_and_its_share_of_the_cores) {
   EXPECT_EQ(cli::shard_environment(pinned, "", 0), (std::vector<std::string>{"OMP_NUM_THREADS=3", "CUDA_VISIBLE_DEVICES="}));
   const char* none[] = {nullptr};  // more processes than cores: one thread each, never 0
   EXPECT_EQ(cli::shard_environment(none, "0", 0).back(), "OMP_NUM_THREADS=1");
+  // Processes sharing a GPU (--per-device) are told so; a stale value from the parent never passes on.
+  const char* stale[] = {"FUSEBENCH_SHARED_GPU=9", nullptr};
+  EXPECT_EQ(cli::shard_environment(stale, "0", 2, 4),
+            (std::vector<std::string>{"CUDA_VISIBLE_DEVICES=0", "OMP_NUM_THREADS=2", "FUSEBENCH_SHARED_GPU=4"}));
+  EXPECT_EQ(cli::shard_environment(stale, "0", 2, 1),
+            (std::vector<std::string>{"CUDA_VISIBLE_DEVICES=0", "OMP_NUM_THREADS=2"}));
 }
 
 // ---- bench results --------------------------------------------------------------------------------

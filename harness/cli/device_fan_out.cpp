@@ -114,22 +114,25 @@ std::vector<device_slot> per_device_slots(const std::vector<device_slot>& slots,
     for (int k = 1; k <= per_device; ++k) {
       device_slot copy = s;
       copy.label = fmt::format("{}.{}", s.label, k);
+      copy.sharing = per_device;
       out.push_back(copy);
     }
   return out;
 }
 
 std::vector<std::string> shard_environment(const char* const* parent, const std::string& visible,
-                                           unsigned threads) {
+                                           unsigned threads, int sharing) {
   std::vector<std::string> env;
   bool threads_set = false;
   for (const char* const* e = parent; *e != nullptr; ++e) {
-    if (std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) == 0) continue;
+    if (std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) == 0 || std::strncmp(*e, "FUSEBENCH_SHARED_GPU=", 21) == 0)
+      continue;
     threads_set = threads_set || std::strncmp(*e, "OMP_NUM_THREADS=", 16) == 0;
     env.emplace_back(*e);
   }
   env.push_back("CUDA_VISIBLE_DEVICES=" + visible);
   if (!threads_set) env.push_back("OMP_NUM_THREADS=" + std::to_string(std::max(1u, threads)));
+  if (sharing > 1) env.push_back("FUSEBENCH_SHARED_GPU=" + std::to_string(sharing));
   return env;
 }
 
@@ -154,7 +157,7 @@ std::vector<shard_exit> run_shard_processes(const std::vector<shard_process>& pr
     argv_strings.insert(argv_strings.end(), processes[i].args.begin(), processes[i].args.end());
     std::vector<char*> argv = c_strings(argv_strings);
     std::vector<std::string> env_strings =
-        shard_environment(environ, processes[i].slot.cuda_visible_devices, threads);
+        shard_environment(environ, processes[i].slot.cuda_visible_devices, threads, processes[i].slot.sharing);
     std::vector<char*> envp = c_strings(env_strings);
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("--devices: pipe: ") + std::strerror(errno));

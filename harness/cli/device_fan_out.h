@@ -18,6 +18,7 @@ struct device_slot {
   bool cpu = false;                  ///< a CPU process (`--devices cpu,cpu`, the test mode)
   int gpu = -1;                      ///< the GPU's position in this process's view; -1 for a CPU process
   std::string cuda_visible_devices;  ///< its CUDA_VISIBLE_DEVICES; "" for a CPU process (no GPU)
+  int sharing = 1;                   ///< shard processes on this device (per_device_slots)
 };
 
 /// Parses `--devices`: "all" (every GPU this process sees), GPU positions "0,2" (as CUDA numbers the
@@ -37,9 +38,11 @@ struct device_slot {
 /// The environment of a shard process: `parent` (a null-terminated array, as `environ`) with
 /// CUDA_VISIBLE_DEVICES set to `visible`, and OMP_NUM_THREADS set to `threads` unless the parent
 /// sets it: the processes of one fan-out share the host's cores (libtorch would otherwise start a
-/// thread per core in each, and N processes would oversubscribe the CPU N times).
+/// thread per core in each, and N processes would oversubscribe the CPU N times). With `sharing` > 1
+/// processes on one device, FUSEBENCH_SHARED_GPU=sharing: verify then gives its cached GPU memory
+/// back after every case and runs a case that ran out of memory again.
 [[nodiscard]] std::vector<std::string> shard_environment(const char* const* parent, const std::string& visible,
-                                                         unsigned threads);
+                                                         unsigned threads, int sharing = 1);
 
 /// One shard process: where it runs, and its arguments after the executable (e.g. "verify", ...).
 struct shard_process {

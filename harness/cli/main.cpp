@@ -2,7 +2,12 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <execinfo.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
 
 #include "harness/bench/build_info.h"
 #include "harness/cli/commands.h"
@@ -16,9 +21,30 @@ const char* first_word(int argc, char** argv) {
   return nullptr;
 }
 
+/// A crash (a bug: fusebench never means to crash) says so in one line, then the backtrace, then dies
+/// of the same signal, so the exit status stays the signal's. Only async-signal-safe calls after the
+/// first line but backtrace(), which is primed at install time (its first call may load libgcc).
+void on_crash(int sig) {
+  const char* name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE" : "SIGILL";
+  const char* parts[] = {"fusebench: internal error: ", name, " (a bug in fusebench; please report it with the "
+                         "command line and the backtrace below)\n"};
+  for (const char* p : parts) (void)!::write(STDERR_FILENO, p, std::strlen(p));
+  void* frames[64];
+  ::backtrace_symbols_fd(frames, ::backtrace(frames, 64), STDERR_FILENO);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void install_crash_handler() {
+  void* prime[1];
+  (void)::backtrace(prime, 1);
+  for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) ::signal(sig, on_crash);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  install_crash_handler();
   CLI::App app{"fusebench: verification and benchmarking harness for fused CUDA kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", [] { return fb::bench::version_text(fb::bench::describe_build()); },

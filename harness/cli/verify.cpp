@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <thread>
 #include <unistd.h>
 
 #include "harness/bench/build_info.h"
@@ -141,11 +142,49 @@ struct verify_run {
           line += "\n    bundle not saved: " + one_line(e);
         }
       }
+      if (buffering) {
+        pending.push_back({std::move(rec), std::move(r), against, std::move(line)});
+        return;
+      }
       fmt::print(stderr, "{}{}\n", tty ? "\r" : "", line);
+    }
+    if (buffering) {
+      pending.push_back({std::move(rec), std::move(r), against, ""});
+      return;
     }
     report.add(rec, r, against);
   }
+
+  // A process that shares its GPU with other shard processes (--per-device) holds a case's verdicts
+  // back until the case is done: a case that ran out of GPU memory because its neighbours held it
+  // is run again (its first verdicts dropped), not failed.
+  struct held_verdict {
+    verify_case_record rec;
+    check_result r;
+    std::string against, line;
+  };
+  bool buffering = false;
+  std::vector<held_verdict> pending;
+
+  [[nodiscard]] bool pending_out_of_memory() const {
+    return std::any_of(pending.begin(), pending.end(), [](const held_verdict& v) {
+      return v.rec.result == outcome::failed && v.rec.message.find("out of memory") != std::string::npos;
+    });
+  }
+  void commit_pending() {
+    for (const held_verdict& v : pending) {
+      if (!v.line.empty()) fmt::print(stderr, "{}{}\n", tty ? "\r" : "", v.line);
+      report.add(v.rec, v.r, v.against);
+    }
+    pending.clear();
+  }
 };
+
+/// Shard processes on this process's GPU (the fan-out sets FUSEBENCH_SHARED_GPU for --per-device > 1).
+int shared_gpu_processes() {
+  const char* v = std::getenv("FUSEBENCH_SHARED_GPU");
+  return v != nullptr ? std::max(1, std::atoi(v)) : 1;
+}
 
 /// The reference's semantics on a case: the fp64 libtorch reference against the loop oracle.
 void check_reference(verify_run& run, const model_entry& model, const verify_target& target, int index,
@@ -220,6 +259,7 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
   const verify_options& opt = run.opt;
   const shard_spec shard = run.report.shard;
   const fuzz_budget budget = fuzz_budget_of(opt, run.device);
+  const bool sharing = run.device == device_kind::cuda && shared_gpu_processes() > 1;
   const auto start = std::chrono::steady_clock::now();
   const int total = static_cast<int>(shard.size_of(opt.cases)) * static_cast<int>(models.size());
   int done = 0;
@@ -230,31 +270,46 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
       if (!opt.inputs.empty()) recipe.inputs = *input_distribution_from_string(opt.inputs);
       if (!opt.params.empty()) recipe.params = opt.params == "default" ? ref::param_init::pytorch_default
                                                                         : ref::param_init::randomized;
-      const bool affordable = oracle_affordable(*model, model->canonicalize(recipe.config));
-      gen::case_recipe reference_recipe = recipe;
-      if (!affordable) {
-        reference_recipe = gen::sample_case(*model, fuzz_budget::oracle(), opt.seed ^ 0x0AC1Eull, i);
-        reference_recipe.inputs = recipe.inputs;
-        reference_recipe.params = recipe.params;
-      }
-      std::optional<judged_case> prepared;
-      double conditioning = 0;
-      const auto prep_start = std::chrono::steady_clock::now();
-      if (has_fused(targets) > 0) {
-        try {
-          prepared = prepare_case(*model, recipe, run.device);
-          conditioning = case_conditioning(*model, prepared->first, run.device);
-        } catch (const std::exception& e) {
-          record_unprepared(run, *model, targets, i, recipe, one_line(e));
+      const auto run_case = [&] {
+        const bool affordable = oracle_affordable(*model, model->canonicalize(recipe.config));
+        gen::case_recipe reference_recipe = recipe;
+        if (!affordable) {
+          reference_recipe = gen::sample_case(*model, fuzz_budget::oracle(), opt.seed ^ 0x0AC1Eull, i);
+          reference_recipe.inputs = recipe.inputs;
+          reference_recipe.params = recipe.params;
         }
-      }
-      const double prep_seconds = seconds_since(prep_start);
-      for (const verify_target& target : targets)
-        if (target.is_reference) {
-          const model_case c = affordable && prepared ? prepared->first : gen::make_case(*model, reference_recipe);
-          check_reference(run, *model, target, i, reference_recipe, c);
+        std::optional<judged_case> prepared;
+        double conditioning = 0;
+        const auto prep_start = std::chrono::steady_clock::now();
+        if (has_fused(targets) > 0) {
+          try {
+            prepared = prepare_case(*model, recipe, run.device);
+            conditioning = case_conditioning(*model, prepared->first, run.device);
+          } catch (const std::exception& e) {
+            record_unprepared(run, *model, targets, i, recipe, one_line(e));
+          }
         }
-      if (prepared) check_fused(run, *model, targets, i, recipe, *prepared, conditioning, prep_seconds);
+        const double prep_seconds = seconds_since(prep_start);
+        for (const verify_target& target : targets)
+          if (target.is_reference) {
+            const model_case c = affordable && prepared ? prepared->first : gen::make_case(*model, reference_recipe);
+            check_reference(run, *model, target, i, reference_recipe, c);
+          }
+        if (prepared) check_fused(run, *model, targets, i, recipe, *prepared, conditioning, prep_seconds);
+      };
+      // Sharing the GPU: a case that ran out of memory runs again once its neighbours may have let
+      // go (up to 4 more times), and every case gives its cached memory back when done.
+      run.buffering = sharing;
+      for (int attempt = 0;; ++attempt) {
+        run_case();
+        if (!sharing) break;
+        release_cached_device_memory();
+        if (!run.pending_out_of_memory() || attempt == 4) break;
+        run.pending.clear();
+        std::this_thread::sleep_for(std::chrono::seconds(1 + 2 * attempt));
+      }
+      run.commit_pending();
+      run.buffering = false;
       ++done;
       const double elapsed = seconds_since(start);
       const int failures = run.report.totals().incorrect + run.report.totals().failed;
