@@ -97,6 +97,7 @@ inline plan make_plan(const problem& p, bool force_generic = false) {
   tile::tile_options opt;
   opt.by_outputs = true;
   opt.one_chunk_first = true;
+  opt.compensated = true;  // short, compensated group sums: the LayerNorm can amplify the conv's rounding
   opt.w_sub = ceil_div(w_out, tile::k_tile_qw * p.stride);
   pl.g = tile::make_geometry(p.batch, p.in_channels, p.out_channels, p.depth, p.height, p.width, p.kernel_size,
                              p.stride, p.padding, ln_region_bytes(pl.row_stride), force_generic, m, opt);
@@ -380,7 +381,8 @@ struct ln_policy {
 template <int kJ0, bool kChunked, class Exec>
 FB_HOST_DEVICE void pass_block(Exec& ex, const plan& pl, const args& a, int64_t block, float* smem) {
   const ln_policy pol{pl, a};
-  tile::conv_tile_block<kJ0, kChunked, 1>(ex, pl.g, a.x, centres(pl, a), arranged_weights(pl, a), block, smem, pol);
+  tile::conv_tile_block<kJ0, kChunked, 1, /*kComp=*/true>(ex, pl.g, a.x, centres(pl, a), arranged_weights(pl, a),
+                                                          block, smem, pol);
 }
 
 /// The host executor on a plan (run_host validates the pointers and calls it; tests call it with a

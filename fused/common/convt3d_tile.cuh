@@ -44,6 +44,15 @@
 /// length is chosen per geometry (group_products_for) so that the rounding figure, products per
 /// group + groups, is least for the phase with the most taps: never above libtorch's C_in + taps.
 ///
+/// Compensated (tile_options::compensated, #34): each finished group is added to acc with Kahan's
+/// compensation (a second tile `comp` carries the low-order parts the additions lost, folded into acc
+/// after the phase's last chunk), so the groups' additions cost about 2 roundings in all rather than
+/// one per group, and groups can be short: f = products per group + 2 (group_products_for). #34's
+/// LayerNorm divides by the spread of a row, which can be far below the terms' sizes (a 2-element
+/// row, tiny eps): there an error figure equal to libtorch's lost to it in the fp64 rule about as
+/// often as it won (H100 gate, 2026-11-23: case 909, err/bound 1.05 at f 92 against libtorch's 94).
+/// #15 keeps the plain two-level sums (its pass kernels have no registers for a third tile).
+///
 /// FMA order per accumulator: ci ascending (chunks change only what is staged: a group that spans
 /// two chunks carries its partial over), then jd, jw, jh ascending, each group's products into
 /// part starting from 0, each finished group's part added to acc (zero at the phase's start), in
@@ -162,6 +171,9 @@ struct tile_options {
   /// Stage all input channels at once with one block per SM (up to k_smem_max_bytes) rather than in
   /// chunks with two blocks per SM (#34: x would otherwise be staged again per phase and chunk).
   bool one_chunk_first = false;
+  /// Kahan-compensated group sums with short groups (see "Compensated" above; conv_tile_block's
+  /// kComp must match).
+  bool compensated = false;
 };
 
 /// Where a block works: sample, channel block, tile, and the first base of its tile per dimension.
@@ -412,7 +424,36 @@ struct acc_tile {
       FB_UNROLL
       for (int c = 0; c < k_co_thread; ++c) v[r][c] = add32(v[r][c], p.v[r][c]);
   }
+  /// Ends a group with Kahan's compensation: comp holds minus the low-order part lost so far, so that
+  /// the sum is v - comp (four FADDs per accumulator).
+  FB_HOST_DEVICE void add_group_compensated(const acc_tile& p, acc_tile& comp) {
+    FB_UNROLL
+    for (int r = 0; r < k_rows; ++r)
+      FB_UNROLL
+      for (int c = 0; c < k_co_thread; ++c) {
+        const float y = add32(p.v[r][c], -comp.v[r][c]);
+        const float t = add32(v[r][c], y);
+        comp.v[r][c] = add32(add32(t, -v[r][c]), -y);
+        v[r][c] = t;
+      }
+  }
+  /// The compensated sum's value: v - comp, rounded once.
+  FB_HOST_DEVICE void fold(const acc_tile& comp) {
+    FB_UNROLL
+    for (int r = 0; r < k_rows; ++r)
+      FB_UNROLL
+      for (int c = 0; c < k_co_thread; ++c) v[r][c] = add32(v[r][c], -comp.v[r][c]);
+  }
 };
+
+/// Adds a finished group's partial sum p to acc: compensated (comp) or plain.
+template <bool kComp>
+FB_HOST_DEVICE void end_group(acc_tile& acc, const acc_tile& p, acc_tile& comp) {
+  if constexpr (kComp)
+    acc.add_group_compensated(p, comp);
+  else
+    acc.add_group(p);
+}
 
 /// The k_co_thread weights of one (ci, tap) for this thread's channels (warp-uniform: broadcast).
 FB_HOST_DEVICE void load_weights(const float* p, float (&w)[k_co_thread]) {
@@ -490,10 +531,11 @@ FB_HOST_DEVICE void channel_any(acc_tile& p, const XL& xl, const float* xc, cons
 /// Accumulates the n_ci input channels [ci0, ci0 + n_ci) of one staged chunk (generic loop) with
 /// groups of pp.slabs d-slabs inside each channel (group_of: channels with more taps than a group
 /// holds). No group spans two channels, so nothing carries over between chunks.
-template <class XL>
-FB_HOST_DEVICE void accumulate_slab_groups(acc_tile& acc, const XL& xl, const float* xb, const float* wb, int ci0,
-                                           int n_ci, const phase_pos& pp) {
+template <bool kComp, class XL>
+FB_HOST_DEVICE void accumulate_slab_groups(acc_tile& acc, acc_tile& comp, const XL& xl, const float* xb,
+                                           const float* wb, int ci0, int n_ci, const phase_pos& pp) {
   acc_tile a = acc;  // see accumulate_groups
+  acc_tile cm = comp;
   acc_tile p;
   FB_NO_UNROLL
   for (int ci = 0; ci < n_ci; ++ci) {
@@ -502,10 +544,11 @@ FB_HOST_DEVICE void accumulate_slab_groups(acc_tile& acc, const XL& xl, const fl
     for (int jd0 = 0; jd0 < pp.jd; jd0 += pp.slabs) {
       p.zero();
       channel_any(p, xl, xc, wc, pp, jd0, jd0 + pp.slabs < pp.jd ? jd0 + pp.slabs : pp.jd);
-      a.add_group(p);
+      end_group<kComp>(a, p, cm);
     }
   }
   acc = a;
+  comp = cm;
 }
 
 /// Accumulates the n_ci input channels [ci0, ci0 + n_ci) of one staged chunk, two-level: the
@@ -514,17 +557,18 @@ FB_HOST_DEVICE void accumulate_slab_groups(acc_tile& acc, const XL& xl, const fl
 /// acc. A group may span two chunks: part then carries over to the next chunk's call (chunked
 /// path), so the sums do not depend on the chunking. The unrolled variant (JD, JH, JW >= 1 known at
 /// compile time) and the generic one (JD = 0: pp's tap counts) give the same bits.
-template <int JD, int JH, int JW, class XL>
-FB_HOST_DEVICE void accumulate_groups(acc_tile& acc, acc_tile& part, const XL& xl, const float* xb,
+template <int JD, int JH, int JW, bool kComp, class XL>
+FB_HOST_DEVICE void accumulate_groups(acc_tile& acc, acc_tile& part, acc_tile& comp, const XL& xl, const float* xb,
                                       const float* wb, int ci0, int n_ci, int c_in, const phase_pos& pp) {
   const int taps = JD > 0 ? JD * JH * JW : pp.taps;
   if (JD == 0 && pp.group == 0) {
-    accumulate_slab_groups(acc, xl, xb, wb, ci0, n_ci, pp);
+    accumulate_slab_groups<kComp>(acc, comp, xl, xb, wb, ci0, n_ci, pp);
     return;
   }
   const int group = pp.group;
   acc_tile a = acc;  // local copies: on the host the compiler may then keep them out of memory (the
   acc_tile p = part; // shared-memory pointers are floats too and could alias); on the GPU a no-op
+  acc_tile cm = comp;
   int pos = ci0 % group;  // position of channel ci0 inside its group
   FB_NO_UNROLL
   for (int ci = 0; ci < n_ci;) {
@@ -545,20 +589,24 @@ FB_HOST_DEVICE void accumulate_groups(acc_tile& acc, acc_tile& part, const XL& x
     }
     pos += end - ci;
     ci = end;
-    if (pos == group || ci0 + ci == c_in) a.add_group(p);  // the group is complete
+    if (pos == group || ci0 + ci == c_in) end_group<kComp>(a, p, cm);  // the group is complete
     pos = 0;
   }
   acc = a;
   part = p;
+  comp = cm;
 }
 
 /// One thread's share of a phase and input-channel chunk: the unrolled variant of the phase's tap
 /// counts when the layout is compile-time and taps per dimension are 1 or 2, else the generic loop.
 /// A phase without taps (k < s) leaves acc at zero.
-template <int kJ0, int kPad = 0>
+template <int kJ0, int kPad = 0, bool kComp = false>
 FB_HOST_DEVICE void accumulate(const geometry& g, const phase_pos& pp, int64_t cc, const thread_pos& t,
-                               const float* xs, const float* ws, acc_tile& acc, acc_tile& part) {
-  if (cc == 0) acc.zero();
+                               const float* xs, const float* ws, acc_tile& acc, acc_tile& part, acc_tile& comp) {
+  if (cc == 0) {
+    acc.zero();
+    if constexpr (kComp) comp.zero();
+  }
   if (pp.taps == 0) return;
   const x_layout<kJ0, kPad> xl(g);
   const int ci0 = static_cast<int>(cc * g.ci_chunk);
@@ -567,21 +615,23 @@ FB_HOST_DEVICE void accumulate(const geometry& g, const phase_pos& pp, int64_t c
   const float* xb = x_base(xl, t, xs);
   const float* wb = ws + t.wc * k_co_thread;
   if constexpr (kJ0 == 1) {
-    accumulate_groups<1, 1, 1>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp);
+    accumulate_groups<1, 1, 1, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp);
   } else if constexpr (kJ0 == 2) {
     switch ((pp.jd - 1) * 4 + (pp.jh - 1) * 2 + (pp.jw - 1)) {
-      case 0: accumulate_groups<1, 1, 1>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
-      case 1: accumulate_groups<1, 1, 2>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
-      case 2: accumulate_groups<1, 2, 1>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
-      case 3: accumulate_groups<1, 2, 2>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
-      case 4: accumulate_groups<2, 1, 1>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
-      case 5: accumulate_groups<2, 1, 2>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
-      case 6: accumulate_groups<2, 2, 1>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
-      default: accumulate_groups<2, 2, 2>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 0: accumulate_groups<1, 1, 1, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 1: accumulate_groups<1, 1, 2, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 2: accumulate_groups<1, 2, 1, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 3: accumulate_groups<1, 2, 2, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 4: accumulate_groups<2, 1, 1, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 5: accumulate_groups<2, 1, 2, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 6: accumulate_groups<2, 2, 1, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      default: accumulate_groups<2, 2, 2, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp); break;
     }
   } else {
-    accumulate_groups<0, 0, 0>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp);
+    accumulate_groups<0, 0, 0, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp);
   }
+  if constexpr (kComp)
+    if (ci0 + n_ci == c_in) acc.fold(comp);  // the phase's last chunk: its sums are complete
 }
 
 /// The outputs a thread's accumulators stand for in one phase.
@@ -650,8 +700,21 @@ FB_HOST_DEVICE void valid_taps(const phase_dim& d, int q, int J, int& lo, int& h
 /// CPU transposed convolution (a GEMM over C_in for each tap, then the taps added) f = c_in + taps,
 /// which G = 1 equals: the choice is never worse than libtorch's and better where c_in and taps
 /// differ (C_in 1, k 7, s 1: f 56 instead of 344).
-inline int64_t group_products_for(int64_t c_in, int64_t j0) {
+/// Compensated (tile_options::compensated): the groups' additions cost about 2 roundings however
+/// many there are, so f = products per group + 2 and groups are as short as the group structure
+/// allows, but at least k_min_compensated_products long (four FADDs per group end: at 16 products
+/// an eighth more instructions than the products' FMAs).
+constexpr int64_t k_min_compensated_products = 16;
+
+inline int64_t group_products_for(int64_t c_in, int64_t j0, bool compensated = false) {
   const int64_t slab = j0 * j0, t_max = slab * j0;
+  if (compensated) {
+    if (t_max >= k_min_compensated_products && j0 > 2) {  // slabs of whole d-planes inside a channel
+      const int64_t sl = ceil_div(k_min_compensated_products, slab);
+      return (sl >= j0 ? j0 : sl) * slab;
+    }
+    return min_i64(c_in, ceil_div(k_min_compensated_products, t_max)) * t_max;  // whole channels
+  }
   int64_t best_m = t_max, best_f = t_max + c_in;  // G = 1
   // Channel groups: the optimum lies near G = sqrt(c_in / t_max), f grows on both sides.
   int64_t hi = 2;
@@ -719,13 +782,13 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
   g.smem_w_offset = static_cast<int>(x_floats);
   g.smem_conv_floats = static_cast<int>(x_floats + g.ci_chunk * w_per_ci);
   g.variant = (!force_generic && opt.w_sub == 1 && (g.j0 == 1 || g.j0 == 2)) ? static_cast<int>(g.j0) : 0;
-  g.group_products = group_products_for(c_in, g.j0);
+  g.group_products = group_products_for(c_in, g.j0, opt.compensated);
   return g;
 }
 
 // ---------------------------------------------------------------------------------------------
 // The block programs. Exec provides threads(f) (f(tid, thread_state&) for each thread of the
-// block) and sync() (a block barrier); Exec::state has members `acc` and `part` (acc_tile).
+// block) and sync() (a block barrier); Exec::state has members `acc`, `part` and `comp` (acc_tile).
 // ---------------------------------------------------------------------------------------------
 
 /// Arranges the weights W[ci][co][td][th][tw] for channel block `block / n_phases` and phase
@@ -767,7 +830,7 @@ FB_HOST_DEVICE void arrange_weights_block(Exec& ex, const geometry& g, const flo
 /// policy's shared memory, after the conv regions. A policy holds no per-block state of its own:
 /// what it needs comes with the calls (fewer registers live across the tap loops). centre: as for
 /// stage_x (null: x as it is). kPad: 1 for w tiles by outputs (tile_options::by_outputs).
-template <int kJ0, bool kChunked, int kPad = 0, class Exec, class Policy>
+template <int kJ0, bool kChunked, int kPad = 0, bool kComp = false, class Exec, class Policy>
 FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x, const float* centre, const float* wt,
                                     int64_t block, float* smem, const Policy& policy) {
   const block_pos bp = block_of(g, block);
@@ -806,7 +869,7 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
           const thread_pos t = thread_at(tid, pp, u);
           if (!has_outputs(g, bp, pp, t)) return;
           acc_tile local;
-          accumulate<kJ0, kPad>(g, pp, cc, t, xs, ws, st.acc, kChunked ? st.part : local);
+          accumulate<kJ0, kPad, kComp>(g, pp, cc, t, xs, ws, st.acc, kChunked ? st.part : local, st.comp);
         });
         // The next stage overwrites the weights (and x when chunked); the last sub-tile's barrier
         // also orders this phase's epilogue before the next phase's staging.
@@ -831,7 +894,7 @@ namespace fb::fused::convt3d_tile {
 /// each with its own (persistent) registers; sync() has nothing to wait for.
 struct host_exec {
   struct state {
-    acc_tile acc, part;
+    acc_tile acc, part, comp;
   };
   std::vector<state> states = std::vector<state>(k_threads);
   template <class F>
