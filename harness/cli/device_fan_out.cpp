@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -143,6 +144,7 @@ std::vector<shard_exit> run_shard_processes(const std::vector<shard_process>& pr
   std::vector<running_child> children(processes.size());
   std::vector<shard_exit> exits(processes.size());
   const unsigned threads = std::thread::hardware_concurrency() / static_cast<unsigned>(processes.size());
+  const long max_fd = ::sysconf(_SC_OPEN_MAX);
 
   const auto emit = [&](std::size_t i, const std::string& line) {
     running_child& c = children[i];
@@ -174,6 +176,14 @@ std::vector<shard_exit> run_shard_processes(const std::vector<shard_process>& pr
       if (::getppid() != parent) ::_exit(143);  // the parent died before prctl took effect
       ::dup2(pipe_fds[1], STDERR_FILENO);
       if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);
+      // Nothing of the parent's but stdin, stdout and stderr passes exec: on a GPU the parent holds
+      // the CUDA driver's descriptors (it asked for device names), which are not all close-on-exec;
+      // a shard that kept them open past exec would share and outlive the parent's driver state
+      // (the --devices parent died of SIGSEGV on an H100 once all its shards had exited).
+#if defined(SYS_close_range)
+      if (::syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
+#endif
+        for (long fd = 3; fd < (max_fd > 0 ? max_fd : 1024); ++fd) ::close(static_cast<int>(fd));
       ::execve(exe.c_str(), argv.data(), envp.data());
       const char message[] = "fusebench: error: cannot execute this executable for a shard process\n";
       (void)!::write(STDERR_FILENO, message, sizeof message - 1);
