@@ -88,17 +88,9 @@ void launch_pass(const plan& pl, const args& a, cudaStream_t stream) {
 
 void run_cuda(const problem& prob, const float* x, const float* weight, const float* conv_bias, const float* gamma,
               const float* beta, float* out, void* workspace, stream_t stream) {
-  using fb::fused::detail::require_ptr;
   (void)conv_bias;  // cancels in the LayerNorm
   const plan pl = detail::make_plan(prob);
-  constexpr const char* m = "convt3d_ln_gelu_scale::run_cuda";
-  require_ptr(x, m, "x");
-  require_ptr(weight, m, "weight");
-  require_ptr(gamma, m, "gamma");
-  require_ptr(beta, m, "beta");
-  require_ptr(out, m, "out");
-  require_ptr(workspace, m, "workspace");
-  const args a{x, weight, gamma, beta, out, fb::fused::detail::aligned_workspace(workspace)};
+  const args a = detail::bind(x, weight, gamma, beta, out, workspace);
   const auto s = static_cast<cudaStream_t>(stream);
   prep_kernel<<<static_cast<unsigned>(detail::prep_blocks(pl)), tile::k_threads, 0, s>>>(pl, a);
   FB_CUDA_CHECK(cudaGetLastError());

@@ -47,17 +47,9 @@ std::size_t workspace_bytes(const problem& prob) { return detail::make_plan(prob
 
 void run_host(const problem& prob, const float* x, const float* weight, const float* conv_bias, const float* gamma,
               const float* beta, float* out, void* workspace) {
-  using fb::fused::detail::require_ptr;
   (void)conv_bias;  // cancels in the LayerNorm
   const detail::plan pl = detail::make_plan(prob);
-  constexpr const char* m = "convt3d_ln_gelu_scale::run_host";
-  require_ptr(x, m, "x");
-  require_ptr(weight, m, "weight");
-  require_ptr(gamma, m, "gamma");
-  require_ptr(beta, m, "beta");
-  require_ptr(out, m, "out");
-  require_ptr(workspace, m, "workspace");
-  const detail::args a{x, weight, gamma, beta, out, fb::fused::detail::aligned_workspace(workspace)};
+  const detail::args a = detail::bind(x, weight, gamma, beta, out, workspace);
   detail::run_host_plan(pl, a);
 }
 

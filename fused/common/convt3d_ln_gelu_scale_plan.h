@@ -136,6 +136,22 @@ struct args {
   double* ws;  ///< aligned workspace base
 };
 
+/// The call's pointers, each checked, as args (workspace: the caller's pointer, aligned here). One
+/// check for the CUDA path and the host executor, as #15's bind. The conv bias cancels in the
+/// LayerNorm: it is never read, so it may be null.
+inline args bind(const float* x, const float* weight, const float* gamma, const float* beta, float* out,
+                 void* workspace) {
+  using fb::fused::detail::require_ptr;
+  constexpr const char* m = "convt3d_ln_gelu_scale";
+  require_ptr(x, m, "x");
+  require_ptr(weight, m, "weight");
+  require_ptr(gamma, m, "gamma");
+  require_ptr(beta, m, "beta");
+  require_ptr(out, m, "out");
+  require_ptr(workspace, m, "workspace");
+  return args{x, weight, gamma, beta, out, fb::fused::detail::aligned_workspace(workspace)};
+}
+
 // ---------------------------------------------------------------------------------------------
 // The row math, written once: fp64 operations spelled out, so that neither compiler can contract
 // them differently (host and device round alike).
