@@ -25,6 +25,8 @@
 #include "fused/common/tap_box_sums.cuh"
 #include "fused/convt3d_bn_sub.h"
 
+#include "property_tests/convt3d_test_inputs.h"
+
 namespace {
 
 namespace bs = fb::fused::convt3d_bn_sub;
@@ -352,42 +354,10 @@ RC_GTEST_PROP(FusedTapBoxSums, MatchBruteForce, ()) {
 // Host executor vs a plain fp64 ConvTranspose3d + BatchNorm3d + spatial-mean subtraction
 // ---------------------------------------------------------------------------------------------
 
-enum class dist { uniform, normal, offset, border_only, sparse };
-
-const char* dist_name(dist d) {
-  switch (d) {
-    case dist::uniform: return "uniform";
-    case dist::normal: return "normal";
-    case dist::offset: return "offset+2";
-    case dist::border_only: return "border_only";
-    case dist::sparse: return "sparse";
-  }
-  return "?";
-}
-
-/// Inputs as the harness draws them (harness/inputs.h): the offset is the model's +2 (at +100 the
-/// fp32 libtorch reference itself misses the gate, README), border_only is non-zero only on the
-/// border rows and columns of the last two dims.
-void fill_x(std::vector<float>& v, int64_t h, int64_t w, dist d, std::mt19937_64& rng) {
-  std::uniform_real_distribution<float> u01(0.0f, 1.0f);
-  std::normal_distribution<float> n01(0.0f, 1.0f);
-  for (std::size_t e = 0; e < v.size(); ++e) {
-    const int64_t in_plane = static_cast<int64_t>(e) % (h * w);
-    const int64_t i = in_plane / w, j = in_plane % w;
-    switch (d) {
-      case dist::uniform: v[e] = u01(rng); break;
-      case dist::normal: v[e] = n01(rng); break;
-      case dist::offset: v[e] = 2.0f + u01(rng); break;
-      case dist::border_only: v[e] = (i == 0 || j == 0 || i == h - 1 || j == w - 1) ? n01(rng) : 0.0f; break;
-      case dist::sparse: v[e] = u01(rng) < 0.05f ? n01(rng) : 0.0f; break;
-    }
-  }
-}
-
-void fill_uniform(std::vector<float>& v, float lo, float hi, std::mt19937_64& rng) {
-  std::uniform_real_distribution<float> u(lo, hi);
-  for (float& f : v) f = u(rng);
-}
+using fb::convt3d_test_inputs::dist;
+using fb::convt3d_test_inputs::dist_name;
+using fb::convt3d_test_inputs::fill_uniform;
+using fb::convt3d_test_inputs::fill_x;
 
 /// One case: problem, inputs, parameters, buffers.
 struct bn_case {

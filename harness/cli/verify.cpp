@@ -129,9 +129,10 @@ struct verify_run {
                            seconds,
                            "",
                            ""};
+    std::string line;  // the failure's lines, printed with the verdict
     if (r.result != outcome::passed) {
       rec.repro = repro_line(model, recipe, device, checks);
-      std::string line = fmt::format("{} {} case {}: {}: {} [rule {}]\n    repro: {}", model.id, implementation, index,
+      line = fmt::format("{} {} case {}: {}: {} [rule {}]\n    repro: {}", model.id, implementation, index,
                                      to_string(r.result), r.message, to_string(r.rule), rec.repro);
       if (!opt.save_failures.empty() && judged != nullptr) {
         try {
@@ -142,22 +143,14 @@ struct verify_run {
           line += "\n    bundle not saved: " + one_line(e);
         }
       }
-      if (buffering) {
-        pending.push_back({std::move(rec), std::move(r), against, std::move(line)});
-        return;
-      }
-      fmt::print(stderr, "{}{}\n", tty ? "\r" : "", line);
     }
-    if (buffering) {
-      pending.push_back({std::move(rec), std::move(r), against, ""});
-      return;
-    }
-    report.add(rec, r, against);
+    pending.push_back({std::move(rec), std::move(r), against, std::move(line)});
+    if (!buffering) commit_pending();
   }
 
-  // A process that shares its GPU with other shard processes (--per-device) holds a case's verdicts
-  // back until the case is done: a case that ran out of GPU memory because its neighbours held it
-  // is run again (its first verdicts dropped), not failed.
+  // Verdicts pass through `pending`. A process that shares its GPU with other shard processes
+  // (--per-device) holds a case's verdicts there until the case is done: a case that ran out of GPU
+  // memory because its neighbours held it is run again (its first verdicts dropped), not failed.
   struct held_verdict {
     verify_case_record rec;
     check_result r;
@@ -171,6 +164,7 @@ struct verify_run {
       return v.rec.result == outcome::failed && v.rec.message.find("out of memory") != std::string::npos;
     });
   }
+  /// Prints the held verdicts' failure lines and adds them to the report.
   void commit_pending() {
     for (const held_verdict& v : pending) {
       if (!v.line.empty()) fmt::print(stderr, "{}{}\n", tty ? "\r" : "", v.line);

@@ -1,9 +1,9 @@
 /// Registry entry for KernelBench #34: ConvTranspose3d -> LayerNorm(C_out) over W' -> GELU -> * scale.
-#include "fused/common/convt_phase.cuh"
 #include "fused/convt3d_ln_gelu_scale.h"
 #include "harness/detail/fused_adapter.h"
 #include "harness/device.h"
 #include "harness/generators.h"
+#include "harness/models/convt3d_floor.h"
 #include "harness/models/models.h"
 #include "reference/convt3d_ln_gelu_scale.h"
 
@@ -89,20 +89,8 @@ model_entry convt3d_ln_gelu_scale() {
   // written once (nothing else of output size moves). FLOPs: 2 per valid-tap MAC (B*C_in*C_out
   // times the valid (input, tap) pairs of each dimension), one pass over the convolution.
   m.fused_work = [](const config& c) {
-    const double x = elements(c.batch_size, c.in_channels, {c.depth, c.height, c.width});
-    const double k3 = static_cast<double>(c.kernel_size * c.kernel_size * c.kernel_size);
-    const double w = static_cast<double>(c.in_channels) * static_cast<double>(c.out_channels) * k3;
-    const std::vector<int64_t> out_spatial = model::conv_output_shape(c);
-    const double out = elements(c.batch_size, c.out_channels, out_spatial);
-    double macs = static_cast<double>(c.batch_size) * static_cast<double>(c.in_channels) *
-                  static_cast<double>(c.out_channels);
-    const int64_t in_spatial[3] = {c.depth, c.height, c.width};
-    for (int d = 0; d < 3; ++d)
-      macs *= static_cast<double>(
-          fb::fused::phase_dim{in_spatial[d], out_spatial[static_cast<std::size_t>(d)], c.kernel_size, c.stride,
-                               c.padding}
-              .valid_pairs());
-    return work_estimate{4.0 * (x + w + 3.0 * c.out_channels + out), 2.0 * macs};
+    const convt3d_floor_sizes s = convt3d_floor(c, model::conv_output_shape(c));
+    return work_estimate{4.0 * (s.x + s.w + 3.0 * c.out_channels + s.out), 2.0 * s.macs};
   };
   m.sweep_variants = [](const config& base) {
     auto v = batch_variants(base, {{"batch x0.125", 4}, {"batch x0.25", 8}, {"batch x0.5", 16}});

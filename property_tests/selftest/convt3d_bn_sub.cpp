@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <vector>
 
-#include "fused/common/convt_phase.cuh"
 #include "fused/convt3d_bn_sub.h"
 #include "property_tests/selftest/selftest.h"
 
@@ -29,22 +28,6 @@ std::string describe(const bsub::problem& p, bool bias, dist d) {
   return buf;
 }
 
-int64_t out_size(const bsub::problem& p, int64_t n) {
-  return fb::fused::convt_output_size(n, p.kernel_size, p.stride, p.padding, 0);
-}
-
-/// Output elements and valid-tap multiply-adds of a problem.
-void sizes_of(const bsub::problem& p, double& outputs, double& macs) {
-  const int64_t in[3] = {p.depth, p.height, p.width};
-  outputs = static_cast<double>(p.batch * p.out_channels);
-  macs = static_cast<double>(p.batch * p.in_channels * p.out_channels);
-  for (int64_t n : in) {
-    const fb::fused::phase_dim d{n, out_size(p, n), p.kernel_size, p.stride, p.padding};
-    outputs *= static_cast<double>(d.n_out);
-    macs *= static_cast<double>(d.valid_pairs());
-  }
-}
-
 bool run_case(const bsub::problem& p, bool bias, dist d, rng_t& rng, bool graph, bool bench, cudaStream_t stream,
               tally& t) {
   const int64_t k3 = p.kernel_size * p.kernel_size * p.kernel_size;
@@ -62,7 +45,7 @@ bool run_case(const bsub::problem& p, bool bias, dist d, rng_t& rng, bool graph,
   fill_u(rv, 0.1, 3.0, rng);
   const int64_t nbt0 = rng.range(0, 1000);
   double outputs = 0, macs = 0;
-  sizes_of(p, outputs, macs);
+  convt3d_sizes_of(p, outputs, macs);
   const auto n = static_cast<int64_t>(outputs);
 
   // The host executor's results, from the same initial buffers.
@@ -143,7 +126,7 @@ bsub::problem draw(rng_t& rng) {
   for (;;) {
     p.padding = pick_padding(rng, p);
     double outputs = 0, macs = 0;
-    sizes_of(p, outputs, macs);
+    convt3d_sizes_of(p, outputs, macs);
     if (outputs <= 4e6 && macs <= 2e8) break;
     // Too big: halve the largest of batch and the spatial sizes.
     int64_t* biggest = &p.batch;
@@ -153,7 +136,7 @@ bsub::problem draw(rng_t& rng) {
     else p.in_channels = std::max<int64_t>(1, p.in_channels / 2);
   }
   double outputs = 0, macs = 0;
-  sizes_of(p, outputs, macs);
+  convt3d_sizes_of(p, outputs, macs);
   if (p.training && outputs / static_cast<double>(p.out_channels) <= 1.0) p.training = false;  // PyTorch: N > 1
   return p;
 }

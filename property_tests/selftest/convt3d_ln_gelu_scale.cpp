@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <vector>
 
-#include "fused/common/convt_phase.cuh"
 #include "fused/convt3d_ln_gelu_scale.h"
 #include "property_tests/selftest/selftest.h"
 
@@ -31,22 +30,6 @@ std::string describe(const lgs::problem& p, bool bias, dist d) {
   return buf;
 }
 
-int64_t out_size(const lgs::problem& p, int64_t n) {
-  return fb::fused::convt_output_size(n, p.kernel_size, p.stride, p.padding, 0);
-}
-
-/// Output elements and valid-tap multiply-adds of a problem.
-void sizes_of(const lgs::problem& p, double& outputs, double& macs) {
-  const int64_t in[3] = {p.depth, p.height, p.width};
-  outputs = static_cast<double>(p.batch * p.out_channels);
-  macs = static_cast<double>(p.batch * p.in_channels * p.out_channels);
-  for (int64_t n : in) {
-    const fb::fused::phase_dim d{n, out_size(p, n), p.kernel_size, p.stride, p.padding};
-    outputs *= static_cast<double>(d.n_out);
-    macs *= static_cast<double>(d.valid_pairs());
-  }
-}
-
 bool run_case(const lgs::problem& p, bool bias, dist d, rng_t& rng, bool graph, bool bench, cudaStream_t stream,
               tally& t) {
   const int64_t k3 = p.kernel_size * p.kernel_size * p.kernel_size;
@@ -61,7 +44,7 @@ bool run_case(const lgs::problem& p, bool bias, dist d, rng_t& rng, bool graph, 
   fill_u(gamma, -2.0, 2.0, rng);
   fill_u(beta, -2.0, 2.0, rng);
   double outputs = 0, macs = 0;
-  sizes_of(p, outputs, macs);
+  convt3d_sizes_of(p, outputs, macs);
   const auto n = static_cast<int64_t>(outputs);
 
   const std::size_t wsb = lgs::workspace_bytes(p);
@@ -116,9 +99,9 @@ lgs::problem draw(rng_t& rng) {
     auto pmax = [&](int64_t n) { return ((n - 1) * p.stride + p.kernel_size - 1) / 2; };
     const int64_t pm = std::min({pmax(p.depth), pmax(p.height), pmax(p.width), p.kernel_size});
     p.padding = rng.range(0, pm);
-    p.out_channels = out_size(p, p.width);
+    p.out_channels = convt3d_out_size(p, p.width);
     double outputs = 0, macs = 0;
-    sizes_of(p, outputs, macs);
+    convt3d_sizes_of(p, outputs, macs);
     if (outputs <= 4e6 && macs <= 2e8) break;
     int64_t* biggest = &p.batch;
     for (int64_t* f : {&p.depth, &p.height})

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "fused/common/convt_phase.cuh"
 #include "fused/common/cuda_check.h"
 
 namespace fb::selftest {
@@ -39,6 +40,27 @@ enum class dist { uniform, normal, offset, border_only, sparse };
 void fill_x(std::vector<float>& x, int64_t h, int64_t w, dist d, rng_t& rng);
 /// Fills v uniformly on [lo, hi).
 void fill_u(std::vector<float>& v, double lo, double hi, rng_t& rng);
+
+/// Output size along one dimension of a cubic transposed 3-D convolution problem (#15, #34: fields
+/// kernel_size, stride, padding; no output padding).
+template <class Problem>
+int64_t convt3d_out_size(const Problem& p, int64_t n) {
+  return fb::fused::convt_output_size(n, p.kernel_size, p.stride, p.padding, 0);
+}
+
+/// Output elements and valid-tap multiply-adds of such a problem (fields batch, in_channels,
+/// out_channels, depth, height, width as well).
+template <class Problem>
+void convt3d_sizes_of(const Problem& p, double& outputs, double& macs) {
+  const int64_t in[3] = {p.depth, p.height, p.width};
+  outputs = static_cast<double>(p.batch * p.out_channels);
+  macs = static_cast<double>(p.batch * p.in_channels * p.out_channels);
+  for (int64_t n : in) {
+    const fb::fused::phase_dim d{n, convt3d_out_size(p, n), p.kernel_size, p.stride, p.padding};
+    outputs *= static_cast<double>(d.n_out);
+    macs *= static_cast<double>(d.valid_pairs());
+  }
+}
 
 /// Device memory freed on scope exit (at least 16 bytes, so a null size still has an address).
 struct device_buffer {
