@@ -4,8 +4,8 @@
 // runs twice and nothing of output size is ever stored but the output itself.
 //
 // Launches (fused/common/convt3d_bn_sub_plan.h has the block programs, run identically by the host
-// executor): prep (tap-box sums of x; weights arranged per phase) -> means -> pass 1 (training only)
-// -> finalize -> pass 2.
+// executor): prep (tap-box sums of x; weights arranged per phase) -> means -> tables (the centres'
+// class tables, J0 <= 2) -> pass 1 (training only) -> finalize -> pass 2.
 //
 // Statistics scheme: EXACT MEANS FIRST, then centred sums. Why this and not per-tile (count, mean,
 // M2) merged with Chan's formula: the mean of every (b, c) follows exactly and cheaply from the
@@ -103,6 +103,13 @@ __global__ void __launch_bounds__(tile::k_threads) means_kernel(const __grid_con
   if (lane == 0) a.ws[pl.off_ybar + item] = v / static_cast<double>(pl.spatial);
 }
 
+// The class tables of the centres (a thread per item); needs ybar and the prefix tables.
+__global__ void __launch_bounds__(tile::k_threads) tables_kernel(const __grid_constant__ plan pl,
+                                                                 const __grid_constant__ args a) {
+  const int64_t item = static_cast<int64_t>(blockIdx.x) * tile::k_threads + threadIdx.x;
+  if (item < pl.ctab_items) detail::class_table_item(pl, a, item);
+}
+
 __global__ void __launch_bounds__(tile::k_threads) finalize_kernel(const __grid_constant__ plan pl,
                                                                    const __grid_constant__ args a) {
   device_exec ex;
@@ -137,6 +144,11 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
                          (detail::ptab_items(pl) + tile::k_threads - 1) / tile::k_threads;
   means_kernel<<<static_cast<unsigned>(blocks), tile::k_threads, 0, s>>>(pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
+  if (pl.ctab_items > 0) {
+    tables_kernel<<<static_cast<unsigned>((pl.ctab_items + tile::k_threads - 1) / tile::k_threads), tile::k_threads, 0,
+                    s>>>(pl, a);
+    FB_CUDA_CHECK(cudaGetLastError());
+  }
   if (pl.training) launch_pass<true>(pl, a, s);
   finalize_kernel<<<static_cast<unsigned>(pl.g.c_out), tile::k_threads, 0, s>>>(pl, a);
   FB_CUDA_CHECK(cudaGetLastError());

@@ -39,6 +39,7 @@ void run_host_plan(const plan& pl, const args& a) {
     a.ws[pl.off_ybar + item] = mean_from_lanes(pl, lanes);
   }
   for (int64_t item = 0; item < ptab_items(pl); ++item) ptab_item(pl, a, item);
+  for (int64_t item = 0; item < pl.ctab_items; ++item) class_table_item(pl, a, item);
   if (pl.training) host_pass<true>(pl, a);
   for (int64_t c = 0; c < pl.g.c_out; ++c) finalize_block(ex, pl, a, c);
   host_pass<false>(pl, a);

@@ -10,6 +10,9 @@
 ///   2. means     warp (b, co): ybar[b, co] = sum_ci sum_tap W R / (D'H'W'), fp64, no bias;
 ///                blocks after, thread per (b, co, phase with taps): the prefix table of the
 ///                centring (ptab_item).
+///   2b. tables   (J0 <= 2) thread per (b, phase, class combination, channel): the centre ybar - K(o)
+///                of the outputs of that border class, hi + lo (class_table_item); the passes stage
+///                a phase's table per block and look each output's centre up without branches.
 ///   3. pass 1    (training) the convolution, tile by tile; per tile and channel the centred sum
 ///                sum (y - ybar)^2 over its outputs -> m2_part[b, tile, co]. Nothing of output size.
 ///   4. finalize  block c: m2[b, c] = sum over tiles (fixed order); batch mean and biased variance
@@ -42,13 +45,16 @@ using tile::k_threads;
 /// bank pairs (2-way conflicts) instead of one bank 16 times (the slots of one channel are 2 KB
 /// apart otherwise).
 constexpr int k_m2_stride = k_threads + 1;
+/// The block channels' centres of one phase (class_table_item): hi + lo fp32 pairs per class
+/// combination (tile::class_combo) and channel of the block.
+constexpr int k_class_floats = tile::k_class_combos * k_co_block * 2;
 /// Shared memory of the statistics pass's own region: per-thread fp64 partials [k_co_thread][k_m2_stride],
-/// the block's slice sums [k_threads / k_co_block][k_co_block] (fp64), and the block channels'
-/// centres of the current phase (centre_table) as hi + lo fp32 pairs, double-buffered by phase.
+/// the block's slice sums [k_threads / k_co_block][k_co_block] (fp64), and the centres of the current
+/// phase (k_class_floats), double-buffered by phase parity.
 constexpr std::size_t k_stats_smem_bytes = sizeof(double) * (k_co_thread * k_m2_stride + k_threads) +
-                                           sizeof(float) * 2 * 2 * k_co_block;
-/// The writing pass's region: the scale, then hi and -lo*scale per block channel and phase parity (fp32).
-constexpr std::size_t k_write_smem_bytes = sizeof(float) * 5 * k_co_block;
+                                           sizeof(float) * 2 * k_class_floats;
+/// The writing pass's region: the scale per block channel, then the centres as in pass 1 (fp32).
+constexpr std::size_t k_write_smem_bytes = sizeof(float) * (4 * k_co_block + 2 * k_class_floats);
 
 /// Everything derived from a problem. Workspace offsets count doubles from the aligned base.
 struct plan {
@@ -61,7 +67,12 @@ struct plan {
   int64_t ptab_m;              ///< phases with taps per dimension: min(k, s)
   int64_t ptab_per_bc;         ///< prefix-table doubles per (b, co): (k + ptab_m)^3
   int64_t off_box_a, off_box_b, off_box_r, off_ybar, off_m2_part, off_m2_bc, off_scale, off_centre, off_ptab,
-      off_wt;
+      off_ctab, off_wt;
+  /// The centres of every output come from class tables (J0 <= 2: tile::tap_class), fp32 hi + lo
+  /// pairs [B][s^3 phases][k_class_combos][n_co_blocks * k_co_block] at off_ctab; otherwise (J0 > 2)
+  /// each output's centre is computed where it is used (centre_at).
+  bool class_table;
+  int64_t ctab_items;
   int64_t n_doubles;
   std::size_t workspace_bytes;
   std::size_t smem_stats_bytes, smem_write_bytes;  ///< dynamic shared memory of pass 1 and pass 2
@@ -127,7 +138,12 @@ inline plan make_plan(const problem& p, bool force_generic = false) {
   pl.off_scale = pl.off_m2_bc + p.batch * p.out_channels;
   pl.off_centre = pl.off_scale + p.out_channels;  // fp32 [B][C_in]
   pl.off_ptab = pl.off_centre + (volumes + 1) / 2;
-  pl.off_wt = ((pl.off_ptab + p.batch * p.out_channels * pl.ptab_per_bc + 1) / 2) * 2;  // 16-byte aligned
+  pl.class_table = g.j0 <= 2;
+  pl.ctab_items = pl.class_table ? p.batch * g.n_phases * tile::k_class_combos * g.n_co_blocks * k_co_block : 0;
+  pl.off_ctab = ((pl.off_ptab + p.batch * p.out_channels * pl.ptab_per_bc + 1) / 2) * 2;  // 16-byte aligned
+  pl.off_wt = pl.off_ctab + pl.ctab_items;  // one double (two floats) per item: stays 16-byte aligned
+  require(pl.ctab_items < (int64_t{1} << 31), m, "batch*out_channels*stride^3",
+          "too large (class-table items must be < 2^31)", pl.ctab_items);
   pl.n_doubles = pl.off_wt + (g.wt_floats + 1) / 2;
   pl.workspace_bytes = fb::fused::detail::workspace_bytes_for(pl.n_doubles);
   const std::size_t conv_bytes = static_cast<std::size_t>(g.smem_conv_floats) * sizeof(float);
@@ -306,8 +322,8 @@ FB_HOST_DEVICE void split_mean(double ybar, float& hi, float& lo) {
 }
 
 /// The centre ybar - K(o) of output channel co at bases (qd, qh, qw) of phase pp, as hi + lo:
-/// K(o) from the phase's prefix table (8 corners of the box of valid taps; lo = 0, hi = J away
-/// from the borders gives P[Jd][Jh][Jw] exactly, the value of centre_table).
+/// K(o) from the phase's prefix table (8 corners of the box of valid taps). Plans with class tables
+/// (J0 <= 2) take the same values from class_table_item; this is the J0 > 2 path.
 FB_HOST_DEVICE void centre_at(const plan& pl, const args& a, int b, const tile::phase_pos& pp, int64_t co, int qd,
                               int qh, int qw, float& hi, float& lo) {
   const tile::geometry& g = pl.g;
@@ -329,56 +345,128 @@ FB_HOST_DEVICE void centre_at(const plan& pl, const args& a, int b, const tile::
   split_mean(a.ws[pl.off_ybar + static_cast<int64_t>(b) * g.c_out + co] - k_sum, hi, lo);
 }
 
-/// True when every tap of the thread's outputs at row r reads inside the input in d and w
-/// (inner_dw) and h (inner_h): then the output's centre is the phase's table entry.
-FB_HOST_DEVICE bool inner_dw(const plan& pl, const tile::phase_pos& pp, const tile::thread_outputs& o) {
-  int lo, hi, lo2, hi2;
-  tile::valid_taps(pl.g.dim[0], o.qd, pp.jd, lo, hi);
-  tile::valid_taps(pl.g.dim[2], o.qw, pp.jw, lo2, hi2);
-  return lo == 0 && hi == pp.jd && lo2 == 0 && hi2 == pp.jw;
-}
-FB_HOST_DEVICE bool inner_h(const plan& pl, const tile::phase_pos& pp, int qh) {
-  int lo, hi;
-  tile::valid_taps(pl.g.dim[1], qh, pp.jh, lo, hi);
-  return lo == 0 && hi == pp.jh;
+/// Class-table item (b, phase, class combination, channel slot co of n_co_blocks * k_co_block): the
+/// centre ybar - K(o) of every output of channel co in that phase whose valid taps are the box of
+/// the combination's classes (tile::class_taps), as hi + lo (split_mean). K(o) from the phase's
+/// prefix table with the same inclusion-exclusion as centre_at (bit for bit what centre_at gives at
+/// such an output); 0 where the box is empty or the phase has no taps; slots past C_out hold 0.
+FB_HOST_DEVICE void class_table_item(const plan& pl, const args& a, int64_t item) {
+  const tile::geometry& g = pl.g;
+  const int64_t co_pad = g.n_co_blocks * k_co_block;
+  const int64_t co = item % co_pad;
+  const int combo = static_cast<int>((item / co_pad) % tile::k_class_combos);
+  const int64_t ph = (item / (co_pad * tile::k_class_combos)) % g.n_phases;
+  const int b = static_cast<int>(item / (co_pad * tile::k_class_combos * g.n_phases));
+  float* out = reinterpret_cast<float*>(a.ws + pl.off_ctab) + 2 * item;
+  float hi = 0.0f, lo = 0.0f;
+  if (co < g.c_out) {
+    const tile::phase_pos pp = tile::phase_of(g, ph);
+    double k_sum = 0.0;
+    int ld, hd, lh, hh, lw, hw;
+    tile::class_taps(combo / (tile::k_tap_classes * tile::k_tap_classes), pp.jd, ld, hd);
+    tile::class_taps((combo / tile::k_tap_classes) % tile::k_tap_classes, pp.jh, lh, hh);
+    tile::class_taps(combo % tile::k_tap_classes, pp.jw, lw, hw);
+    if (pp.taps > 0 && hd > ld && hh > lh && hw > lw) {
+      const double* P = a.ws + pl.off_ptab + (static_cast<int64_t>(b) * g.c_out + co) * pl.ptab_per_bc +
+                        ptab_phase_offset(pl, pp);
+      const int nb = pp.jh + 1, nc = pp.jw + 1;
+      auto at = [&](int i, int j, int l) { return tile::load_ro_d(P + (i * nb + j) * nc + l); };
+      k_sum = ((((((at(hd, hh, hw) - at(ld, hh, hw)) - at(hd, lh, hw)) - at(hd, hh, lw)) + at(ld, lh, hw)) +
+                at(ld, hh, lw)) +
+               at(hd, lh, lw)) -
+              at(ld, lh, lw);
+    }
+    split_mean(a.ws[pl.off_ybar + static_cast<int64_t>(b) * g.c_out + co] - k_sum, hi, lo);
+  }
+  out[0] = hi;
+  out[1] = lo;
 }
 
-/// The centres of the block's channels for phase pp at interior outputs, hi + lo, into
-/// hi_tab[pp.index & 1][..], lo_tab[..] (thread tid < k_co_block: channel tid of the block).
-FB_HOST_DEVICE void centre_table(const plan& pl, const args& a, int tid, const tile::block_pos& bp,
-                                 const tile::phase_pos& pp, float* hi_tab, float* lo_tab) {
-  if (tid >= k_co_block) return;
-  const int64_t co = static_cast<int64_t>(bp.cob) * k_co_block + tid;
-  float h = 0.0f, l = 0.0f;
-  if (co < pl.g.c_out) {
-    const tile::geometry& g = pl.g;
-    double k_sum = 0.0;
-    if (pp.taps > 0) {
-      const double* P = a.ws + pl.off_ptab + (static_cast<int64_t>(bp.b) * g.c_out + co) * pl.ptab_per_bc +
-                        ptab_phase_offset(pl, pp);
-      k_sum = tile::load_ro_d(P + (pp.jd * (pp.jh + 1) + pp.jh) * (pp.jw + 1) + pp.jw);
-    }
-    split_mean(a.ws[pl.off_ybar + static_cast<int64_t>(bp.b) * g.c_out + co] - k_sum, h, l);
+/// Copies phase pp's centres of the block's channels (every class combination) into tab, the
+/// k_class_floats of the phase's parity buffer (asynchronous: the caller waits before the barrier
+/// that opens the phase). Thread tid copies float4s tid, tid + k_threads, ...
+FB_HOST_DEVICE void stage_class_table(const plan& pl, const args& a, int tid, const tile::block_pos& bp,
+                                      const tile::phase_pos& pp, float* tab) {
+  const tile::geometry& g = pl.g;
+  const int64_t co_pad = g.n_co_blocks * k_co_block;
+  const float* src = reinterpret_cast<const float*>(a.ws + pl.off_ctab) +
+                     2 * (((static_cast<int64_t>(bp.b) * g.n_phases + pp.index) * tile::k_class_combos) * co_pad +
+                          static_cast<int64_t>(bp.cob) * k_co_block);
+  constexpr int kPerCombo = 2 * k_co_block / 4;  // float4s per class combination
+  for (int e = tid; e < tile::k_class_combos * kPerCombo; e += k_threads) {
+    const int combo = e / kPerCombo, part = e % kPerCombo;
+    tile::copy_async_f128(tab + combo * 2 * k_co_block + 4 * part, src + combo * 2 * co_pad + 4 * part);
   }
-  const int par = pp.index & 1;
-  hi_tab[par * k_co_block + tid] = h;
-  lo_tab[par * k_co_block + tid] = l;
+}
+
+/// The centres (hi, lo) of the k_co_thread channels starting at block channel cbase for class
+/// combination combo, from a staged class table (16-byte aligned: cbase is a multiple of 8).
+FB_HOST_DEVICE void class_centres(const float* tab, int combo, int cbase, float (&hi)[k_co_thread],
+                                  float (&lo)[k_co_thread]) {
+  const float* e = tab + (combo * k_co_block + cbase) * 2;
+#if defined(__CUDA_ARCH__)
+  FB_UNROLL
+  for (int u = 0; u < k_co_thread / 2; ++u) {
+    const float4 q = reinterpret_cast<const float4*>(e)[u];
+    hi[2 * u] = q.x;
+    lo[2 * u] = q.y;
+    hi[2 * u + 1] = q.z;
+    lo[2 * u + 1] = q.w;
+  }
+#else
+  for (int c = 0; c < k_co_thread; ++c) {
+    hi[c] = e[2 * c];
+    lo[c] = e[2 * c + 1];
+  }
+#endif
+}
+
+/// centre_at for plans without class tables (J0 > 2: the generic tap loop), out of line: it is
+/// reached from unrolled places in every pass kernel, and inlined there it would be copied into
+/// each of them.
+FB_HOST_DEVICE_OUT_OF_LINE void centre_at_out_of_line(const plan& pl, const args& a, int b,
+                                                      const tile::phase_pos& pp, int64_t co, int qd, int qh, int qw,
+                                                      float& hi, float& lo) {
+  centre_at(pl, a, b, pp, co, qd, qh, qw, hi, lo);
+}
+
+/// The centres (hi, lo) of a thread's outputs in row r, channels co0 .. co0 + k_co_thread - 1 (0
+/// past n_co): from the phase's staged class table tab, or computed (plans without tables).
+/// kTables: the plan is known to have class tables (the unrolled variants, J0 <= 2), so the kernel
+/// holds no code for the other path (with it, ptxas kept registers for a call and spilled).
+template <bool kTables>
+FB_HOST_DEVICE void row_centres(const plan& pl, const args& a, const tile::block_pos& bp, const tile::phase_pos& pp,
+                                const tile::thread_outputs& o, int r, const float* tab, int cbase,
+                                float (&hi)[k_co_thread], float (&lo)[k_co_thread]) {
+  if constexpr (!kTables) {
+    if (!pl.class_table) {
+      FB_UNROLL
+      for (int c = 0; c < k_co_thread; ++c) {
+        hi[c] = 0.0f;
+        lo[c] = 0.0f;
+        if (c < o.n_co) centre_at_out_of_line(pl, a, bp.b, pp, o.co0 + c, o.qd, o.qh0 + r, o.qw, hi[c], lo[c]);
+      }
+      return;
+    }
+  }
+  class_centres(tab, tile::class_combo(pl.g, pp, o.qd, o.qh0 + r, o.qw), cbase, hi, lo);
 }
 
 /// Pass 1's policy: per thread and channel, the fp32 sum over its k_rows outputs of one phase of
 /// (y - ybar)^2 = ((sum of centred products) - hi - lo)^2 (hi + lo: the output's centre,
-/// centre_table / centre_at) is added to an fp64 slot (the thread's own: no barrier); at the end
-/// the block sums its 128 slots per channel in 16 fixed slices, then the slices in order, into
-/// m2_part[b, tile, co]. Its shared memory (region): m2s [k_co_thread][k_m2_stride] fp64,
-/// red [k_threads] fp64, then the centre table hi [2][k_co_block] and lo [2][k_co_block] fp32.
+/// row_centres) is added to an fp64 slot (the thread's own: no barrier); at the end the block sums
+/// its 128 slots per channel in 16 fixed slices, then the slices in order, into m2_part[b, tile,
+/// co]. Its shared memory (region): m2s [k_co_thread][k_m2_stride] fp64, red [k_threads] fp64, then
+/// the class tables of two phases (k_class_floats fp32 each).
+template <bool kTables>
 struct stats_policy {
   const plan& pl;
   const args& a;
 
   FB_HOST_DEVICE static double* m2s(float* region) { return reinterpret_cast<double*>(region); }
   FB_HOST_DEVICE static double* red(float* region) { return m2s(region) + k_co_thread * k_m2_stride; }
-  FB_HOST_DEVICE static float* hi(float* region) { return reinterpret_cast<float*>(red(region) + k_threads); }
-  FB_HOST_DEVICE static float* lo(float* region) { return hi(region) + 2 * k_co_block; }
+  /// The class tables of the phases of parity 0 and 1 (k_class_floats each).
+  FB_HOST_DEVICE static float* tables(float* region) { return reinterpret_cast<float*>(red(region) + k_threads); }
 
   template <class Exec>
   FB_HOST_DEVICE void prologue(Exec& ex, const tile::block_pos&, float* region) const {
@@ -388,7 +476,7 @@ struct stats_policy {
   }
 
   FB_HOST_DEVICE void phase_begin(int tid, const tile::block_pos& bp, const tile::phase_pos& pp, float* region) const {
-    centre_table(pl, a, tid, bp, pp, hi(region), lo(region));
+    if (pl.class_table) stage_class_table(pl, a, tid, bp, pp, tables(region) + (pp.index & 1) * k_class_floats);
   }
 
   template <class State>
@@ -396,22 +484,24 @@ struct stats_policy {
                                const tile::thread_outputs& o, float* region) const {
     if (!o.active) return;
     const int cbase = o.co0 - bp.cob * k_co_block;
-    const int par = (pp.index & 1) * k_co_block;
-    const bool dw = inner_dw(pl, pp, o);
+    const float* tab = tables(region) + (pp.index & 1) * k_class_floats;
+    float part[k_co_thread];
     FB_UNROLL
-    for (int c = 0; c < k_co_thread; ++c) {
-      if (c >= o.n_co) break;
-      float part = 0.0f;
+    for (int c = 0; c < k_co_thread; ++c) part[c] = 0.0f;
+    FB_UNROLL
+    for (int r = 0; r < tile::k_rows; ++r) {
+      if (!o.row_ok[r]) continue;
+      float h[k_co_thread], l[k_co_thread];
+      row_centres<kTables>(pl, a, bp, pp, o, r, tab, cbase, h, l);
       FB_UNROLL
-      for (int r = 0; r < tile::k_rows; ++r) {
-        if (!o.row_ok[r]) continue;
-        float h = hi(region)[par + cbase + c], l = lo(region)[par + cbase + c];
-        if (!dw || !inner_h(pl, pp, o.qh0 + r)) centre_at(pl, a, bp.b, pp, o.co0 + c, o.qd, o.qh0 + r, o.qw, h, l);
-        const float d = (st.acc.v[r][c] - h) - l;
-        part = tile::fma32(d, d, part);
+      for (int c = 0; c < k_co_thread; ++c) {
+        const float d = (st.acc.v[r][c] - h[c]) - l[c];
+        part[c] = tile::fma32(d, d, part[c]);
       }
-      m2s(region)[c * k_m2_stride + tid] += static_cast<double>(part);
     }
+    FB_UNROLL
+    for (int c = 0; c < k_co_thread; ++c)
+      if (c < o.n_co) m2s(region)[c * k_m2_stride + tid] += static_cast<double>(part[c]);
   }
 
   template <class Exec>
@@ -448,13 +538,14 @@ struct stats_policy {
 /// Pass 2's policy: out = scale_c * (y - ybar_bc) = scale_c * ((sum of centred products) - hi - lo),
 /// as fma(sum - hi, scale, -lo*scale), hi + lo the output's centre (as in pass 1). Its shared
 /// memory (region): scale [k_co_block], then hi [2][k_co_block] and -lo*scale [2][k_co_block] (fp32).
+template <bool kTables>
 struct write_policy {
   const plan& pl;
   const args& a;
 
   FB_HOST_DEVICE static float* scale(float* region) { return region; }
-  FB_HOST_DEVICE static float* hi(float* region) { return region + k_co_block; }
-  FB_HOST_DEVICE static float* neg_lo_scale(float* region) { return region + 3 * k_co_block; }
+  /// The class tables of the phases of parity 0 and 1, after the scale (16-byte aligned).
+  FB_HOST_DEVICE static float* tables(float* region) { return region + 4 * k_co_block; }
 
   template <class Exec>
   FB_HOST_DEVICE void prologue(Exec& ex, const tile::block_pos& bp, float* region) const {
@@ -466,12 +557,7 @@ struct write_policy {
   }
 
   FB_HOST_DEVICE void phase_begin(int tid, const tile::block_pos& bp, const tile::phase_pos& pp, float* region) const {
-    // The scale was written by the prologue before the block's first barrier.
-    centre_table(pl, a, tid, bp, pp, hi(region), neg_lo_scale(region));
-    if (tid < k_co_block) {
-      const int at = (pp.index & 1) * k_co_block + tid;
-      neg_lo_scale(region)[at] = -(neg_lo_scale(region)[at] * scale(region)[tid]);
-    }
+    if (pl.class_table) stage_class_table(pl, a, tid, bp, pp, tables(region) + (pp.index & 1) * k_class_floats);
   }
 
   template <class State>
@@ -484,29 +570,31 @@ struct write_policy {
     const int64_t plane = g.dim[0].n_out * hw;
     float* base = a.out + (static_cast<int64_t>(bp.b) * g.c_out + o.co0) * plane + o.od * hw + o.ow;
     const int cbase = o.co0 - bp.cob * k_co_block;
-    const int par = (pp.index & 1) * k_co_block;
-    const bool dw = inner_dw(pl, pp, o);
+    const float* tab = tables(region) + (pp.index & 1) * k_class_floats;
     // A warp's lanes write every s-th float of a row, so each 32-byte sector is written in parts by
     // the row's w phases, which follow one another in the phase loop (r_w innermost). Measured on an
     // H100 (ncu, default config): pass 2 moved ~3x the output's bytes through DRAM and took 488 us
     // against pass 1's 240; storing all but the last w phase with L2 evict_last brought it to 429 us
     // (DRAM still ~2.5x: partial sectors are still filled from DRAM). Full-sector stores are the fix.
-    const bool keep_in_l2 = (o.ow + g.dim[2].p) % g.dim[2].s != g.dim[2].s - 1;
+    // (32-bit: a 64-bit remainder is a call to a division routine on the GPU.)
+    const int sw = static_cast<int>(g.dim[2].s);
+    const bool keep_in_l2 = (o.ow + static_cast<int>(g.dim[2].p)) % sw != sw - 1;
+    const uint64_t policy = tile::l2_evict_last_policy();
+    float s[k_co_thread];
     FB_UNROLL
-    for (int c = 0; c < k_co_thread; ++c) {
-      if (c >= o.n_co) break;
-      const float s = scale(region)[cbase + c];
-      float* pc = base + c * plane;
+    for (int c = 0; c < k_co_thread; ++c) s[c] = scale(region)[cbase + c];
+    // Addresses advance by a channel's plane per column: one 64-bit addition per store (the
+    // products per store made this epilogue ~900 instructions per phase and warp, ncu on the H100).
+    FB_UNROLL
+    for (int r = 0; r < tile::k_rows; ++r) {
+      if (!o.row_ok[r]) continue;
+      float h[k_co_thread], l[k_co_thread];
+      row_centres<kTables>(pl, a, bp, pp, o, r, tab, cbase, h, l);
+      float* p = base + static_cast<int64_t>(o.oh[r]) * w_out;
       FB_UNROLL
-      for (int r = 0; r < tile::k_rows; ++r) {
-        if (!o.row_ok[r]) continue;
-        float h = hi(region)[par + cbase + c], n = neg_lo_scale(region)[par + cbase + c];
-        if (!dw || !inner_h(pl, pp, o.qh0 + r)) {
-          float l = 0.0f;
-          centre_at(pl, a, bp.b, pp, o.co0 + c, o.qd, o.qh0 + r, o.qw, h, l);
-          n = -(l * s);
-        }
-        tile::store_out(pc + o.oh[r] * w_out, tile::fma32(st.acc.v[r][c] - h, s, n), keep_in_l2);
+      for (int c = 0; c < k_co_thread; ++c) {
+        if (c < o.n_co) tile::store_out(p, tile::fma32(st.acc.v[r][c] - h[c], s[c], -(l[c] * s[c])), keep_in_l2, policy);
+        p += plane;
       }
     }
   }
@@ -559,10 +647,10 @@ FB_HOST_DEVICE void finalize_block(Exec& ex, const plan& pl, const args& a, int6
 template <int kJ0, bool kChunked, bool kStats, class Exec>
 FB_HOST_DEVICE void pass_block(Exec& ex, const plan& pl, const args& a, int64_t block, float* smem) {
   if constexpr (kStats) {
-    const stats_policy pol{pl, a};
+    const stats_policy<kJ0 != 0> pol{pl, a};
     tile::conv_tile_block<kJ0, kChunked>(ex, pl.g, a.x, centres(pl, a), arranged_weights(pl, a), block, smem, pol);
   } else {
-    const write_policy pol{pl, a};
+    const write_policy<kJ0 != 0> pol{pl, a};
     tile::conv_tile_block<kJ0, kChunked>(ex, pl.g, a.x, centres(pl, a), arranged_weights(pl, a), block, smem, pol);
   }
 }

@@ -103,18 +103,30 @@ static_assert(k_co_thread % 4 == 0, "weights are loaded as float4");
 constexpr std::size_t k_smem_two_per_sm_bytes = 110 * 1024;
 constexpr std::size_t k_smem_max_bytes = 227 * 1024;
 
-/// Stores an output value; `keep_in_l2` asks L2 to evict the line last (an L2 cache-policy hint on
-/// the GPU; the host has no such thing). The value stored is the same either way.
-FB_HOST_DEVICE void store_out(float* p, float v, bool keep_in_l2) {
+/// The L2 cache policy "evict last" (store_out's keep_in_l2), made once per epilogue rather than
+/// per store; the host has no such thing (0).
+FB_HOST_DEVICE uint64_t l2_evict_last_policy() {
+#if defined(__CUDA_ARCH__)
+  uint64_t policy;
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+#else
+  return 0;
+#endif
+}
+
+/// Stores an output value; `keep_in_l2` asks L2 to evict the line last (policy from
+/// l2_evict_last_policy: a cache hint on the GPU, nothing on the host). The value stored is the
+/// same either way.
+FB_HOST_DEVICE void store_out(float* p, float v, bool keep_in_l2, uint64_t policy) {
 #if defined(__CUDA_ARCH__)
   if (keep_in_l2) {
-    unsigned long long policy;
-    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
     asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(p), "f"(v), "l"(policy) : "memory");
     return;
   }
 #else
   (void)keep_in_l2;
+  (void)policy;
 #endif
   *p = v;
 }
@@ -151,7 +163,9 @@ struct geometry {
   // x tile in shared memory: [ci][xd][xh][xw], row stride xw (floats)
   int xd, xh, xw, x_plane, x_ci;
   int smem_w_offset;         ///< floats: the phase's weights [ci][tap][k_co_block] after the x tile
-  int smem_conv_floats;      ///< x tile + weights, rounded up to 4 floats (policy regions follow)
+  int w_buffer_floats;       ///< floats of one weight buffer: ci_chunk * J0^3 * k_co_block
+  int w_buffers;             ///< 2: the next phase's weights load while this phase computes (one chunk only)
+  int smem_conv_floats;      ///< x tile + weight buffers, rounded up to 4 floats (policy regions follow)
   int variant;               ///< 1 or 2: compile-time layout and unrolled taps for that J0; 0: generic
   int w_sub;                 ///< sub-tiles of k_tile_qw bases along w per block (run in turn); 1 for #15
   int by_outputs;            ///< 1: tiles are boxes of outputs (tile_options::by_outputs), 0: boxes of bases
@@ -224,12 +238,15 @@ FB_HOST_DEVICE void group_of(const geometry& g, phase_pos& pp) {
     pp.group = 1;
     return;
   }
-  if (g.group_products >= pp.taps) {
-    const int64_t gr = g.group_products / pp.taps;
-    pp.group = static_cast<int>(gr > g.c_in ? g.c_in : gr);
+  // 32-bit divisions (group_products_for's lengths stay below 2^30): this runs per phase in every thread,
+  // and 64-bit ones are calls to a division routine on the GPU.
+  const int products = static_cast<int>(g.group_products);
+  if (products >= pp.taps) {
+    const int gr = products / pp.taps;
+    pp.group = gr > g.c_in ? static_cast<int>(g.c_in) : gr;
   } else {
-    const int64_t sl = g.group_products / (pp.jh * pp.jw);
-    pp.slabs = static_cast<int>(sl < 1 ? 1 : sl);
+    const int sl = products / (pp.jh * pp.jw);
+    pp.slabs = sl < 1 ? 1 : sl;
   }
 }
 
@@ -241,9 +258,12 @@ FB_HOST_DEVICE phase_pos phase_of(const geometry& g, int64_t ph) {
   pp.r[1] = (phase / s) % s;
   pp.r[2] = phase % s;
   pp.index = phase;
-  pp.jd = static_cast<int>(g.dim[0].taps(pp.r[0]));
-  pp.jh = static_cast<int>(g.dim[1].taps(pp.r[1]));
-  pp.jw = static_cast<int>(g.dim[2].taps(pp.r[2]));
+  // taps(r) of phase_dim in 32-bit (k, s <= 2^20): per phase in every thread, see group_of.
+  const int k = static_cast<int>(g.dim[0].k);
+  auto taps = [&](int r) { return r < k ? (k - r + s - 1) / s : 0; };
+  pp.jd = taps(pp.r[0]);
+  pp.jh = taps(pp.r[1]);
+  pp.jw = taps(pp.r[2]);
   pp.taps = pp.jd * pp.jh * pp.jw;
   group_of(g, pp);
   return pp;
@@ -325,14 +345,47 @@ FB_HOST_DEVICE double load_ro_d(const double* p) {
 #endif
 }
 
+/// Copies of staged data into shared memory. On the GPU they are asynchronous (cp.async: the load
+/// goes straight to shared memory, no register holds it, and every copy of a staging step is in
+/// flight at once; measured on an H100, the register round trip with 4 loads in flight per thread
+/// left the #15 passes waiting on global loads ~30% of their samples); copy_async_wait() then waits
+/// for this thread's copies, and a barrier after it publishes them to the block. On the host they
+/// are plain copies and the wait does nothing. The values are the same either way.
+FB_HOST_DEVICE void copy_async_f32(float* dst, const float* src) {
+#if defined(__CUDA_ARCH__)
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(src) : "memory");
+#else
+  *dst = *src;
+#endif
+}
+
+/// 16 bytes, both addresses 16-byte aligned.
+FB_HOST_DEVICE void copy_async_f128(float* dst, const float* src) {
+#if defined(__CUDA_ARCH__)
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+#else
+  for (int u = 0; u < 4; ++u) dst[u] = src[u];
+#endif
+}
+
+/// Waits for every copy this thread has issued (copy_async_*).
+FB_HOST_DEVICE void copy_async_wait() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 /// Stages input channels [cc*ci_chunk, ...) of the block's x tile into xs, zeros outside the input.
 /// centre (may be null): per (b, ci) fp32 values [b * c_in + ci] subtracted from x inside the input
 /// (x - c, one rounding); outside the input the tile stays 0.
 /// Thread tid: warps take rows (ci, xd, xh) in turn, lanes the first 32 columns (coalesced); the
-/// J0 - 1 remaining columns of every row are spread over all threads. Loads are issued in groups of
-/// kGroup rows before their stores, so a thread has kGroup global loads in flight (1 where the
-/// accumulators are live during staging, to leave them their registers).
-template <int kJ0, int kGroup, int kPad = 0>
+/// J0 - 1 remaining columns of every row are spread over all threads. The copies are asynchronous
+/// (copy_async_f32); with centres the thread waits for its own and subtracts the centre from the
+/// same elements (the value x - c of the synchronous version, bit for bit). Without centres the
+/// caller waits (copy_async_wait) before the barrier that publishes the tile.
+template <int kJ0, int kPad = 0>
 FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, int tid, const float* x,
                             const float* centre, float* xs) {
   const x_layout<kJ0, kPad> xl(g);
@@ -345,8 +398,6 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
   const int id0 = bp.q0[0] - (xl.j0 - 1), ih0 = bp.q0[1] - (xl.j0 - 1), iw0 = bp.q0[2] - (xl.j0 - 1);
   const float* xb = x + (static_cast<int64_t>(bp.b) * g.c_in + ci0) * D * H * W;
   const float* cb = centre != nullptr ? centre + static_cast<int64_t>(bp.b) * g.c_in + ci0 : nullptr;
-  // The centre of row `row`'s channel (0 without centring).
-  auto row_centre = [&](int row) -> float { return cb != nullptr ? load_ro(cb + row / (xl.xd * xl.xh)) : 0.0f; };
   // Row `row` of the tile: its input row pointer, or null when the row lies outside the input.
   auto row_src = [&](int row) -> const float* {
     const int ci = row / (xl.xd * xl.xh);
@@ -360,51 +411,84 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
   const int lane = tid & 31, warp = tid >> 5;
   const int iw = iw0 + lane;
   const bool lane_in = iw >= 0 && iw < W;
-  for (int row0 = warp; row0 < n_rows; row0 += kGroup * k_warps) {
-    float v[kGroup];
-    FB_UNROLL
-    for (int u = 0; u < kGroup; ++u) {
-      const int row = row0 + u * k_warps;
-      const float* src = row < n_rows ? row_src(row) : nullptr;
-      v[u] = (src != nullptr && lane_in) ? load_ro(src + iw) - row_centre(row) : 0.0f;
+  constexpr int kLanes = 32;
+  const int rows_per_ci = xl.xd * xl.xh;  // >= k_tile_qd * k_tile_qh = 16 > k_warps
+  // The first 32 columns: rows warp, warp + k_warps, ... in batches of 32 rows, a bit per row
+  // saying whether it was copied (inside the input), so that the centring step revisits only those
+  // without recomputing addresses. The row's channel and place advance incrementally (the
+  // divisions per row cost the #15 passes ~20% of their instructions, ncu on the H100).
+  for (int batch0 = warp; batch0 < n_rows; batch0 += 32 * k_warps) {
+    unsigned copied = 0;
+    int ci = batch0 / rows_per_ci, rem = batch0 - ci * rows_per_ci;
+    for (int i = 0; i < 32; ++i) {
+      const int row = batch0 + i * k_warps;
+      if (row >= n_rows) break;
+      const int xd = rem / xl.xh, xh = rem - (rem / xl.xh) * xl.xh;
+      const int id = id0 + xd, ih = ih0 + xh;
+      float* dst = xs + row * xl.xw + lane;
+      if (lane_in && id >= 0 && id < D && ih >= 0 && ih < H) {
+        copy_async_f32(dst, xb + ((static_cast<int64_t>(ci) * D + id) * H + ih) * W + iw);
+        copied |= 1u << i;
+      } else {
+        *dst = 0.0f;
+      }
+      rem += k_warps;
+      if (rem >= rows_per_ci) rem -= rows_per_ci, ++ci;
     }
-    FB_UNROLL
-    for (int u = 0; u < kGroup; ++u) {
-      const int row = row0 + u * k_warps;
-      if (row < n_rows) xs[row * xl.xw + lane] = v[u];
+    if (cb == nullptr || copied == 0) continue;
+    copy_async_wait();
+    ci = batch0 / rows_per_ci;
+    rem = batch0 - ci * rows_per_ci;
+    for (int i = 0; i < 32; ++i) {
+      if ((copied >> i) & 1u) {
+        float* dst = xs + (batch0 + i * k_warps) * xl.xw + lane;
+        *dst = *dst - load_ro(cb + ci);
+      }
+      rem += k_warps;
+      if (rem >= rows_per_ci) rem -= rows_per_ci, ++ci;
     }
   }
-  // Columns 32 .. xw-1 (the J0 - 1 halo columns past the lanes), flattened over all threads.
-  constexpr int kLanes = 32;
+  // Columns 32 .. xw-1 (the J0 - 1 halo columns past the lanes, and the padding column), flattened
+  // over all threads.
   const int tail = xl.xw - kLanes;
   if (tail > 0) {
     const int div = tail > 0 ? tail : 1;  // (tail is a constant 0 for kJ0 = 1, kPad = 0)
-    for (int e = tid; e < n_rows * tail; e += k_threads) {
-      const int row = e / div;
-      const int col = kLanes + (e - row * div);
-      const float* src = row_src(row);
-      const int iwc = iw0 + col;
-      xs[row * xl.xw + col] = (src != nullptr && iwc >= 0 && iwc < W) ? load_ro(src + iwc) - row_centre(row) : 0.0f;
-    }
+    auto each_tail = [&](auto&& f) {
+      for (int e = tid; e < n_rows * tail; e += k_threads) {
+        const int row = e / div;
+        const int col = kLanes + (e - row * div);
+        const float* src = row_src(row);
+        const int iwc = iw0 + col;
+        f(row, col, (src != nullptr && iwc >= 0 && iwc < W) ? src + iwc : nullptr);
+      }
+    };
+    each_tail([&](int row, int col, const float* src) {
+      float* dst = xs + row * xl.xw + col;
+      if (src != nullptr)
+        copy_async_f32(dst, src);
+      else
+        *dst = 0.0f;
+    });
+    if (cb == nullptr) return;
+    copy_async_wait();
+    each_tail([&](int row, int col, const float* src) {
+      if (src == nullptr) return;
+      float* dst = xs + row * xl.xw + col;
+      *dst = *dst - load_ro(cb + row / rows_per_ci);
+    });
   }
 }
 
-/// Stages the weights of phase `pp`, input-channel chunk cc: one contiguous float4 copy of the
-/// arranged weights (ci of the chunk x taps of the phase x k_co_block) into ws.
+/// Stages the weights of phase `pp`, input-channel chunk cc: one contiguous copy of the arranged
+/// weights (ci of the chunk x taps of the phase x k_co_block) into ws, 16 bytes at a time,
+/// asynchronously (copy_async_f128: the caller waits before the barrier that publishes them).
 FB_HOST_DEVICE void stage_w(const geometry& g, const block_pos& bp, const phase_pos& pp, int64_t phase_offset,
                             int64_t cc, int tid, const float* wt, float* ws) {
   const int64_t ci0 = cc * g.ci_chunk;
   const int64_t n_ci = min_i64(g.ci_chunk, g.c_in - ci0);
   const float* src = wt + bp.cob * (g.wt_floats / g.n_co_blocks) + phase_offset + ci0 * pp.taps * k_co_block;
   const int n4 = static_cast<int>(n_ci * pp.taps * (k_co_block / 4));
-#if defined(__CUDA_ARCH__)
-  const float4* s4 = reinterpret_cast<const float4*>(src);
-  float4* d4 = reinterpret_cast<float4*>(ws);
-  for (int e = tid; e < n4; e += k_threads) d4[e] = __ldg(s4 + e);
-#else
-  for (int e = tid; e < n4; e += k_threads)
-    for (int u = 0; u < 4; ++u) ws[4 * e + u] = src[4 * e + u];
-#endif
+  for (int e = tid; e < n4; e += k_threads) copy_async_f128(ws + 4 * e, src + 4 * e);
 }
 
 /// A register tile of a thread: k_rows bases along h x k_co_thread channels. A thread holds two:
@@ -688,6 +772,38 @@ FB_HOST_DEVICE void valid_taps(const phase_dim& d, int q, int J, int& lo, int& h
   if (hi < lo) hi = lo;
 }
 
+/// Border classes of a base along one dimension of a phase with J <= 2 taps there (k_tap_classes of
+/// them; valid_taps gives the interval): 0 every tap reads inside the input, 1 only the taps below
+/// hi < J (low border), 2 only the taps from lo > 0 (high border), 3 none. An output's taps that
+/// read inside the input are the box of its three classes, so quantities that depend only on that
+/// box (the centring's K(o), #15 and #34) come from a table of k_tap_classes^3 entries per (sample,
+/// channel, phase) instead of a per-output box sum: the epilogues look them up without branches
+/// (with the box sums inline, every warp with a border lane in w took the slow path).
+constexpr int k_tap_classes = 4;
+constexpr int k_class_combos = k_tap_classes * k_tap_classes * k_tap_classes;
+
+FB_HOST_DEVICE int tap_class(const phase_dim& d, int q, int J) {
+  int lo, hi;
+  valid_taps(d, q, J, lo, hi);
+  if (hi <= lo) return 3;
+  if (lo == 0 && hi == J) return 0;
+  return lo == 0 ? 1 : 2;
+}
+
+/// The interval [lo, hi) of taps of class cls (tap_class) along a dimension with J <= 2 taps.
+FB_HOST_DEVICE void class_taps(int cls, int J, int& lo, int& hi) {
+  lo = cls == 2 ? 1 : 0;
+  hi = cls == 0 ? J : (cls == 3 ? 0 : lo + 1);
+  if (hi > J) hi = J;
+  if (lo > hi) lo = hi;
+}
+
+/// The class combination of an output at bases (qd, qh, qw) of phase pp (index into a class table).
+FB_HOST_DEVICE int class_combo(const geometry& g, const phase_pos& pp, int qd, int qh, int qw) {
+  return (tap_class(g.dim[0], qd, pp.jd) * k_tap_classes + tap_class(g.dim[1], qh, pp.jh)) * k_tap_classes +
+         tap_class(g.dim[2], qw, pp.jw);
+}
+
 /// Products per partial sum of the two-level accumulation (group_of), chosen for the phase with
 /// the most taps (J0 per dimension, t_max = J0^3, n = c_in * t_max products per output) to
 /// minimise the rounding error figure f = (products per group) + (groups per output), ties to the
@@ -771,8 +887,11 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
     return min_i64(c_in, (static_cast<int64_t>(budget) - fixed_bytes) / per_ci_bytes);
   };
   g.ci_chunk = chunk_for(k_smem_two_per_sm_bytes);
-  if (g.ci_chunk < 1 || (opt.one_chunk_first && g.ci_chunk < c_in))
+  std::size_t budget = k_smem_two_per_sm_bytes;
+  if (g.ci_chunk < 1 || (opt.one_chunk_first && g.ci_chunk < c_in)) {
     g.ci_chunk = max_i64(g.ci_chunk, chunk_for(k_smem_max_bytes));
+    budget = k_smem_max_bytes;
+  }
   if (g.ci_chunk < 1)
     throw std::invalid_argument(std::string(model) + ": kernel_size " + std::to_string(k) + " with stride " +
                                 std::to_string(s) + " needs more shared memory than a block has (ceil(k/s) = " +
@@ -780,7 +899,16 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
   g.n_ci_chunks = ceil_div(c_in, g.ci_chunk);
   const int64_t x_floats = ((g.ci_chunk * g.x_ci + 3) / 4) * 4;  // weights start 16-byte aligned
   g.smem_w_offset = static_cast<int>(x_floats);
-  g.smem_conv_floats = static_cast<int>(x_floats + g.ci_chunk * w_per_ci);
+  g.w_buffer_floats = static_cast<int>(g.ci_chunk * w_per_ci);  // a multiple of 16: buffers stay aligned
+  // A second weight buffer where it fits the budget the chunk was sized for (so the blocks per SM
+  // stay what they were), in the one-chunk path: conv_tile_block then loads phase ph + 1's weights
+  // while phase ph computes, and a phase needs one barrier instead of two.
+  g.w_buffers = 1;
+  if (g.n_ci_chunks == 1 &&
+      (x_floats + 2 * static_cast<int64_t>(g.w_buffer_floats)) * static_cast<int64_t>(sizeof(float)) + fixed_bytes <=
+          static_cast<int64_t>(budget))
+    g.w_buffers = 2;
+  g.smem_conv_floats = static_cast<int>(x_floats + g.w_buffers * static_cast<int64_t>(g.w_buffer_floats));
   g.variant = (!force_generic && opt.w_sub == 1 && (g.j0 == 1 || g.j0 == 2)) ? static_cast<int>(g.j0) : 0;
   g.group_products = group_products_for(c_in, g.j0, opt.compensated);
   return g;
@@ -835,11 +963,25 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
                                     int64_t block, float* smem, const Policy& policy) {
   const block_pos bp = block_of(g, block);
   float* xs = smem;
-  float* ws = smem + g.smem_w_offset;
   float* region = smem + g.smem_conv_floats;
+  // Two weight buffers (g.w_buffers, one chunk only): phase ph reads buffer ph % 2 while phase
+  // ph + 1's weights load into the other, issued right after the barrier that opens phase ph (every
+  // thread has then finished phase ph - 1's tap loop, the other buffer's last reader); the policy's
+  // phase_begin for ph + 1 runs after phase ph's epilogues (its tables are double-buffered by phase
+  // parity: phase ph - 1's epilogues, their last readers, ended before that barrier too). One
+  // barrier per phase. With one buffer: stage, barrier, tap loop, barrier.
+  const bool prefetch = !kChunked && g.w_buffers == 2;
+  auto weights_of = [&](int ph) { return smem + g.smem_w_offset + (prefetch ? (ph & 1) * g.w_buffer_floats : 0); };
   policy.prologue(ex, bp, region);
   if (!kChunked)
-    ex.threads([&](int tid, typename Exec::state&) { stage_x<kJ0, 4, kPad>(g, bp, 0, tid, x, centre, xs); });
+    ex.threads([&](int tid, typename Exec::state&) {
+      stage_x<kJ0, kPad>(g, bp, 0, tid, x, centre, xs);
+      if (prefetch) {
+        const phase_pos p0 = phase_of(g, 0);
+        if (p0.taps > 0) stage_w(g, bp, p0, 0, 0, tid, wt, weights_of(0));
+        policy.phase_begin(tid, bp, p0, region);
+      }
+    });
   int64_t phase_offset = 0;
   // Tiles of bases (kPad = 0, #15) have one w sub-tile and no shifts, known at compile time: the
   // loops below then compile to the single-tile code (no registers for sub-tiles or shifts; with
@@ -851,15 +993,25 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
   for (int ph = 0; ph < static_cast<int>(g.n_phases); ++ph) {
     const phase_pos pp = phase_of(g, ph);
     const int64_t n_chunks = kChunked ? g.n_ci_chunks : 1;
+    float* ws = weights_of(ph);
     for (int u = 0; u < n_sub; ++u) {
       for (int64_t cc = 0; cc < n_chunks; ++cc) {
         if (kChunked || u == 0) {
           ex.threads([&](int tid, typename Exec::state&) {
-            if (kChunked) stage_x<kJ0, 1, kPad>(g, bp, cc, tid, x, centre, xs);
-            if (pp.taps > 0) stage_w(g, bp, pp, phase_offset, cc, tid, wt, ws);
-            if (cc == 0 && u == 0) policy.phase_begin(tid, bp, pp, region);
+            if (!prefetch) {
+              if (kChunked) stage_x<kJ0, kPad>(g, bp, cc, tid, x, centre, xs);
+              if (pp.taps > 0) stage_w(g, bp, pp, phase_offset, cc, tid, wt, ws);
+              if (cc == 0 && u == 0) policy.phase_begin(tid, bp, pp, region);
+            }
+            copy_async_wait();
           });
           ex.sync();
+          if (prefetch && ph + 1 < static_cast<int>(g.n_phases))
+            ex.threads([&](int tid, typename Exec::state&) {
+              const phase_pos next = phase_of(g, ph + 1);
+              if (next.taps > 0) stage_w(g, bp, next, phase_offset + pp.taps * g.c_in * k_co_block, 0, tid, wt,
+                                         weights_of(ph + 1));
+            });
         }
         // A thread whose phase has no output (past the output's edge, or only padded channels)
         // skips the tap loop: its accumulators are never used. Whole warps skip at the tile edges.
@@ -871,14 +1023,16 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
           acc_tile local;
           accumulate<kJ0, kPad, kComp>(g, pp, cc, t, xs, ws, st.acc, kChunked ? st.part : local, st.comp);
         });
-        // The next stage overwrites the weights (and x when chunked); the last sub-tile's barrier
-        // also orders this phase's epilogue before the next phase's staging.
-        if (kChunked || u + 1 == n_sub) ex.sync();
+        // With one buffer the next stage overwrites the weights (and x when chunked); the last
+        // sub-tile's barrier also orders this phase's epilogue before the next phase's staging.
+        if (!prefetch && (kChunked || u + 1 == n_sub)) ex.sync();
       }
       ex.threads([&](int tid, typename Exec::state& st) {
         policy.epilogue(tid, st, bp, pp, outputs_of(g, bp, pp, thread_at(tid, pp, u)), region);
       });
     }
+    if (prefetch && ph + 1 < static_cast<int>(g.n_phases))
+      ex.threads([&](int tid, typename Exec::state&) { policy.phase_begin(tid, bp, phase_of(g, ph + 1), region); });
     policy.phase_end(ex, bp, pp, region);
     phase_offset += pp.taps * g.c_in * k_co_block;
   }

@@ -6,3 +6,13 @@
 #else
 #define FB_HOST_DEVICE inline
 #endif
+
+/// The same, never inlined: for a rarely taken path called from many unrolled places, where inlined
+/// copies would make the kernel large enough to miss in the instruction cache.
+#if defined(__CUDACC__)
+#define FB_HOST_DEVICE_OUT_OF_LINE inline __host__ __device__ __noinline__
+#elif defined(__GNUC__)
+#define FB_HOST_DEVICE_OUT_OF_LINE inline __attribute__((noinline))
+#else
+#define FB_HOST_DEVICE_OUT_OF_LINE inline
+#endif
