@@ -501,7 +501,8 @@ std::vector<bench_point> load_configs(const std::string& file_or_json) {
         throw std::invalid_argument(fmt::format("{}: unknown key \"{}\" (keys: model, config, label)", where, key));
     if (e.contains("label") && !e.at("label").is_string())
       throw std::invalid_argument(where + ": label must be a string");
-    const model_entry& model = find_model(e.at("model").get<std::string>());
+    const std::string model_id = e.at("model").get<std::string>();  // a named string: g++ 13's
+    const model_entry& model = find_model(model_id);  // -Wdangling-reference flagged the temporary
     bench_point p{&model, e.contains("label") ? e.at("label").get<std::string>() : fmt::format("custom {}", i + 1),
                   model.canonicalize(e.at("config")), {}};
     if (!labels.insert({model.id, p.label}).second)
