@@ -3,8 +3,9 @@
 //
 // Launches (fused/common/convt3d_ln_gelu_scale_plan.h has the block programs, run identically by the
 // host executor): prep (x's centre per (b, ci); weights arranged per channel block and phase) ->
-// shares (the centre's share V per (b, co, tap)) -> pass (convolution of x - c with the
-// LayerNorm/GELU/scale epilogue on chip, K(o) added back per output).
+// shares (the centre's share V per (b, co, tap)) -> class shares (K(o) per border class, J0 <= 2)
+// -> pass (convolution of x - c with the LayerNorm/GELU/scale epilogue on chip, K(o) added back
+// per output).
 //
 // The convolution is #15's block tile (fused/common/convt3d_tile.cuh): phase (sub-pixel)
 // decomposition, a block of 2 x 8 x 32 bases (d, h, w) x 16 output channels over all s^3 phases,
@@ -56,6 +57,12 @@ __global__ void __launch_bounds__(tile::k_threads) shares_kernel(const __grid_co
   if (item < detail::share_items(pl)) detail::share_item(pl, a, item);
 }
 
+__global__ void __launch_bounds__(tile::k_threads) class_shares_kernel(const __grid_constant__ plan pl,
+                                                                       const __grid_constant__ args a) {
+  const int64_t item = static_cast<int64_t>(blockIdx.x) * tile::k_threads + threadIdx.x;
+  if (item < pl.ktab_items) detail::class_share_item(pl, a, item);
+}
+
 // One block per SM at the default (~200 KB of shared memory: the x tile of all 32 input channels
 // and the 256-row buffer), so the register limit is the tap loop's own.
 template <int kJ0, bool kChunked>
@@ -98,6 +105,11 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   shares_kernel<<<static_cast<unsigned>((items + tile::k_threads - 1) / tile::k_threads), tile::k_threads, 0, s>>>(pl,
                                                                                                                    a);
   FB_CUDA_CHECK(cudaGetLastError());
+  if (pl.ktab_items > 0) {
+    class_shares_kernel<<<static_cast<unsigned>((pl.ktab_items + tile::k_threads - 1) / tile::k_threads),
+                          tile::k_threads, 0, s>>>(pl, a);
+    FB_CUDA_CHECK(cudaGetLastError());
+  }
   launch_pass(pl, a, s);
 }
 

@@ -30,6 +30,7 @@ void run_host_plan(const plan& pl, const args& a) {
   tile::host_exec ex;
   for (int64_t block = 0; block < prep_blocks(pl); ++block) prep_block(ex, pl, a, block);
   for (int64_t item = 0; item < share_items(pl); ++item) share_item(pl, a, item);
+  for (int64_t item = 0; item < pl.ktab_items; ++item) class_share_item(pl, a, item);
   const bool chunked = pl.g.n_ci_chunks > 1;
   switch (pl.g.variant * 2 + (chunked ? 1 : 0)) {
     case 2: host_pass<1, false>(pl, a); break;

@@ -130,8 +130,9 @@ TEST(FusedConvT3dLnGeluScale, DefaultPlan) {
   EXPECT_LE(pl.smem_bytes, tile::k_smem_max_bytes);
   EXPECT_EQ(pl.row_stride, 65);
   // Workspace: centre partials (32 x 32 x 2 x 256 doubles), centres (1024 floats), shares V (32 x
-  // 64 x 64 doubles), arranged weights (32 x 64 x 64 floats), alignment: 5,771,520 bytes.
-  EXPECT_EQ(ln::workspace_bytes(def), (524288u + 512u + 131072u + 65536u) * 8u + 256u);
+  // 64 x 64 doubles), K(o) per border class (32 x 8 phases x 64 x 64 doubles), arranged weights
+  // (32 x 64 x 64 floats), alignment: 14,160,128 bytes.
+  EXPECT_EQ(ln::workspace_bytes(def), (524288u + 512u + 131072u + 1048576u + 65536u) * 8u + 256u);
 }
 
 TEST(FusedConvT3dLnGeluScale, RejectsInvalidProblemsNamingTheField) {

@@ -8,7 +8,9 @@
 ///   1. prep   blocks [0, B*C_in): x's centre c[b, ci] (centre_of: the mean of the (b, ci) volume
 ///             where it exceeds the spread, else 0; fp64 sums in a fixed order, rounded to fp32);
 ///             blocks after: the weights arranged per (channel block, phase) (convt3d_tile.cuh).
-///   2. shares thread per (b, co, tap): V[b, co, tap] = sum_ci W[ci, co, tap] * c[b, ci] (fp64).
+///   2. shares thread per (b, co, tap): V[b, co, tap] = sum_ci W[ci, co, tap] * c[b, ci] (fp64);
+///      2b. (J0 <= 2) thread per (b, phase, border class combination, co): K(o) of that class
+///      (class_share_item), so the epilogue reads one value per output.
 ///   3. pass   the convolution of x - c tile by tile (convt3d_tile.cuh, tiles by outputs: one tile covers
 ///             whole W' rows), with the LayerNorm/GELU/scale epilogue on chip: each phase's
 ///             accumulators go into a row buffer in shared memory; after the last w phase of each
@@ -60,7 +62,12 @@ struct plan {
   /// Workspace offsets [doubles from the aligned base]: per-thread partial sums of the centres
   /// [B*C_in][2][k_threads] (sums, sums of squares), the centres (fp32 [B][C_in]), the shares V [B][C_out][k^3] and the
   /// arranged weights (fp32, 16-byte aligned).
-  int64_t off_part, off_centre, off_v, off_wt;
+  int64_t off_part, off_centre, off_v, off_ktab, off_wt;
+  /// K(o) of every output comes from a class table (J0 <= 2, tile::tap_class): fp64
+  /// [B][s^3 phases][k_class_combos][C_out] at off_ktab (class_share_item); otherwise (J0 > 2) each
+  /// output's K(o) is summed where it is used (centre_share).
+  bool class_table;
+  int64_t ktab_items;
   int64_t n_doubles;
   std::size_t workspace_bytes;
   std::size_t smem_bytes;  ///< dynamic shared memory of the pass
@@ -117,7 +124,12 @@ inline plan make_plan(const problem& p, bool force_generic = false) {
   pl.off_part = 0;
   pl.off_centre = pl.off_part + volumes * 2 * k_threads;
   pl.off_v = pl.off_centre + (volumes + 1) / 2;
-  pl.off_wt = ((pl.off_v + p.batch * p.out_channels * pl.k3 + 1) / 2) * 2;
+  pl.class_table = g.j0 <= 2;
+  pl.ktab_items = pl.class_table ? p.batch * g.n_phases * tile::k_class_combos * p.out_channels : 0;
+  require(pl.ktab_items < (int64_t{1} << 31), m, "batch*out_channels*stride^3",
+          "too large (class-table items must be < 2^31)", pl.ktab_items);
+  pl.off_ktab = pl.off_v + p.batch * p.out_channels * pl.k3;
+  pl.off_wt = ((pl.off_ktab + pl.ktab_items + 1) / 2) * 2;
   pl.n_doubles = pl.off_wt + (g.wt_floats + 1) / 2;
   pl.workspace_bytes = fb::fused::detail::workspace_bytes_for(pl.n_doubles);
   pl.smem_bytes = static_cast<std::size_t>(g.smem_conv_floats) * sizeof(float) + ln_region_bytes(pl.row_stride);
@@ -267,6 +279,41 @@ FB_HOST_DEVICE double centre_share(const plan& pl, const args& a, int b, int64_t
   return sum;
 }
 
+/// Class-table item (b, phase, class combination, co): K(o) of the outputs of channel co in that
+/// phase whose valid taps are the box of the combination's classes (tile::class_taps): V summed
+/// over the box in centre_share's order (jd, jh, jw ascending), so the same bits as centre_share
+/// at such an output. The epilogue then reads one value per output instead of summing up to 8
+/// (measured: those per-output sums were the largest part of the epilogue's samples, H100 ncu).
+FB_HOST_DEVICE void class_share_item(const plan& pl, const args& a, int64_t item) {
+  const tile::geometry& g = pl.g;
+  const int64_t co = item % g.c_out;
+  const int combo = static_cast<int>((item / g.c_out) % tile::k_class_combos);
+  const int64_t ph = (item / (g.c_out * tile::k_class_combos)) % g.n_phases;
+  const int64_t b = item / (g.c_out * tile::k_class_combos * g.n_phases);
+  const tile::phase_pos pp = tile::phase_of(g, ph);
+  int ld, hd, lh, hh, lw, hw;
+  tile::class_taps(combo / (tile::k_tap_classes * tile::k_tap_classes), pp.jd, ld, hd);
+  tile::class_taps((combo / tile::k_tap_classes) % tile::k_tap_classes, pp.jh, lh, hh);
+  tile::class_taps(combo % tile::k_tap_classes, pp.jw, lw, hw);
+  const int k = static_cast<int>(g.dim[0].k), s = static_cast<int>(g.dim[0].s);
+  const double* v = a.ws + pl.off_v + (b * g.c_out + co) * pl.k3;
+  double sum = 0.0;
+  for (int jd = ld; jd < hd; ++jd)
+    for (int jh = lh; jh < hh; ++jh)
+      for (int jw = lw; jw < hw; ++jw)
+        sum = add64(sum, v[((pp.r[0] + jd * s) * k + pp.r[1] + jh * s) * k + pp.r[2] + jw * s]);
+  a.ws[pl.off_ktab + item] = sum;
+}
+
+/// K(o) of output (co, bases qd, qh, qw) of phase pp: from the class table, or summed (J0 > 2).
+FB_HOST_DEVICE double share_of(const plan& pl, const args& a, int b, int64_t co, const tile::phase_pos& pp, int qd,
+                               int qh, int qw) {
+  if (!pl.class_table) return centre_share(pl, a, b, co, pp, qd, qh, qw);
+  const int64_t row = (static_cast<int64_t>(b) * pl.g.n_phases + pp.index) * tile::k_class_combos +
+                      tile::class_combo(pl.g, pp, qd, qh, qw);
+  return tile::load_ro_d(a.ws + pl.off_ktab + row * pl.g.c_out + co);
+}
+
 /// A row's LayerNorm statistics: its mean and 1/sqrt(var + eps), var biased.
 struct row_norm {
   double mean, rstd;
@@ -335,7 +382,7 @@ struct ln_policy {
       FB_UNROLL
       for (int r = 0; r < tile::k_rows; ++r)
         if (o.row_ok[r]) {
-          const double k_o = centre_share(pl, a, bp.b, o.co0 + c, pp, o.qd, o.qh0 + r, o.qw);
+          const double k_o = share_of(pl, a, bp.b, o.co0 + c, pp, o.qd, o.qh0 + r, o.qw);
           buf[(row0 + r) * pl.row_stride + o.ow] = static_cast<float>(add64(static_cast<double>(st.acc.v[r][c]), k_o));
         }
     }
