@@ -1,0 +1,320 @@
+// Split-precision measurements for issue 11 (#34's convolution: 8 stride-1 GEMMs, K = C_in x 8 taps
+// = 256 at the default, N = 64): on the GPU, (1) the throughput of the instructions a tensor-core
+// fp32-exact scheme would use, (2) the error of each scheme against an fp64 reference on inputs
+// of the fuzz domain at K = 128..512, next to the sequential fp32 FMA sum a SIMT kernel (and
+// cuDNN's fp32 path, roughly) computes.
+//
+// Schemes: fp32 FMA in k order (SIMT); 1xTF32 mma.sync m16n8k8; 3xTF32 (a = big + small, big =
+// tf32(a), small = tf32(a - big); small*big + big*small + big*big per k-block, small terms first,
+// CUTLASS's OpMultiplyAddFastF32 order); DMMA mma.sync m8n8k4 f64 on fp32 inputs (exact products,
+// fp64 sums), rounded to fp32 once. wgmma is not measured here (needs descriptors and sm_90a).
+//
+// Fragment layouts follow the PTX ISA (m16n8k8 tf32: A a0 (g, t) a1 (g+8, t) a2 (g, t+4) a3 (g+8,
+// t+4); B b0 (t, g) b1 (t+4, g); C c0 (g, 2t) c1 (g, 2t+1) c2 (g+8, 2t) c3 (g+8, 2t+1); m8n8k4 f64:
+// A (g, t), B (t, g), C (g, 2t) (g, 2t+1); g = lane / 4, t = lane % 4). A self-check on small
+// integers (exact in every scheme) runs first; the program exits 1 if any layout is wrong.
+//
+// Build: probes/tc_precision/build.sh (build/probe/tc_precision_bench). Run on the GPU host.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#define CK(x)                                                                                   \
+  do {                                                                                          \
+    cudaError_t e_ = (x);                                                                       \
+    if (e_ != cudaSuccess) {                                                                    \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                             \
+    }                                                                                           \
+  } while (0)
+
+__device__ __forceinline__ uint32_t to_tf32(float x) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+__device__ __forceinline__ void mma_f64(double (&d)[2], double a, double b) {
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};"
+               : "+d"(d[0]), "+d"(d[1])
+               : "d"(a), "d"(b));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accuracy kernels: one warp per tile. A: [tiles][16][K] row-major, B: [K][8] (shared by all tiles),
+// outputs [tiles][16][8].
+// ---------------------------------------------------------------------------------------------
+__global__ void simt_kernel(const float* A, const float* B, int K, float* out) {
+  const int tile = blockIdx.x, m = threadIdx.x / 8, n = threadIdx.x % 8;  // 128 threads
+  const float* a = A + (static_cast<size_t>(tile) * 16 + m) * K;
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k) acc = fmaf(a[k], B[k * 8 + n], acc);
+  out[(static_cast<size_t>(tile) * 16 + m) * 8 + n] = acc;
+}
+
+template <int kTerms>  // 1: plain TF32, 3: 3xTF32
+__global__ void tf32_kernel(const float* A, const float* B, int K, float* out) {
+  const int tile = blockIdx.x, lane = threadIdx.x, g = lane / 4, t = lane % 4;
+  const float* a = A + static_cast<size_t>(tile) * 16 * K;
+  float d[4] = {0, 0, 0, 0};
+  for (int k0 = 0; k0 < K; k0 += 8) {
+    const float av[4] = {a[g * K + k0 + t], a[(g + 8) * K + k0 + t], a[g * K + k0 + t + 4], a[(g + 8) * K + k0 + t + 4]};
+    const float bv[2] = {B[(k0 + t) * 8 + g], B[(k0 + t + 4) * 8 + g]};
+    uint32_t abig[4], asmall[4], bbig[2], bsmall[2];
+    for (int i = 0; i < 4; ++i) {
+      abig[i] = to_tf32(av[i]);
+      asmall[i] = to_tf32(av[i] - __uint_as_float(abig[i]));
+    }
+    for (int i = 0; i < 2; ++i) {
+      bbig[i] = to_tf32(bv[i]);
+      bsmall[i] = to_tf32(bv[i] - __uint_as_float(bbig[i]));
+    }
+    if (kTerms == 3) {
+      mma_tf32(d, asmall, bbig);
+      mma_tf32(d, abig, bsmall);
+    }
+    mma_tf32(d, abig, bbig);
+  }
+  float* o = out + static_cast<size_t>(tile) * 128;
+  o[g * 8 + 2 * t] = d[0];
+  o[g * 8 + 2 * t + 1] = d[1];
+  o[(g + 8) * 8 + 2 * t] = d[2];
+  o[(g + 8) * 8 + 2 * t + 1] = d[3];
+}
+
+__global__ void dmma_kernel(const float* A, const float* B, int K, float* out) {
+  const int tile = blockIdx.x, lane = threadIdx.x, g = lane / 4, t = lane % 4;
+  const float* a = A + static_cast<size_t>(tile) * 16 * K;
+  for (int half = 0; half < 2; ++half) {  // rows 0-7, 8-15
+    double d[2] = {0, 0};
+    for (int k0 = 0; k0 < K; k0 += 4)
+      mma_f64(d, static_cast<double>(a[(half * 8 + g) * K + k0 + t]), static_cast<double>(B[(k0 + t) * 8 + g]));
+    float* o = out + static_cast<size_t>(tile) * 128 + (half * 8 + g) * 8;
+    o[2 * t] = static_cast<float>(d[0]);
+    o[2 * t + 1] = static_cast<float>(d[1]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Throughput kernels: register operands, 4 independent accumulators per warp, kIters steps.
+// ---------------------------------------------------------------------------------------------
+constexpr int kIters = 4096;
+
+__global__ void tf32_rate_kernel(float* sink, uint32_t seed) {
+  uint32_t a[4], b[2];
+  for (int i = 0; i < 4; ++i) a[i] = to_tf32(1.0f + 1e-3f * ((seed + threadIdx.x + i) & 7));
+  for (int i = 0; i < 2; ++i) b[i] = to_tf32(1e-6f * ((seed + i) & 3));
+  float d[4][4] = {};
+  for (int it = 0; it < kIters; ++it)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) mma_tf32(d[j], a, b);
+  float s = 0;
+  for (int j = 0; j < 4; ++j)
+    for (int i = 0; i < 4; ++i) s += d[j][i];
+  if (s == 123.456f) sink[threadIdx.x] = s;
+}
+
+__global__ void dmma_rate_kernel(float* sink, uint32_t seed) {
+  const double a = 1.0 + 1e-3 * ((seed + threadIdx.x) & 7), b = 1e-9 * (seed & 3);
+  double d[4][2] = {};
+  for (int it = 0; it < kIters; ++it)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) mma_f64(d[j], a, b);
+  double s = 0;
+  for (int j = 0; j < 4; ++j) s += d[j][0] + d[j][1];
+  if (s == 123.456) sink[threadIdx.x] = static_cast<float>(s);
+}
+
+__global__ void ffma_rate_kernel(float* sink, uint32_t seed) {
+  float x[8];
+  const float a = 1.0f + 1e-7f * (seed & 7), b = 1e-7f;
+  for (int i = 0; i < 8; ++i) x[i] = static_cast<float>(threadIdx.x + i);
+  for (int it = 0; it < kIters * 4; ++it)
+#pragma unroll
+    for (int i = 0; i < 8; ++i) x[i] = fmaf(x[i], a, b);
+  float s = 0;
+  for (int i = 0; i < 8; ++i) s += x[i];
+  if (s == 123.456f) sink[threadIdx.x] = s;
+}
+
+template <class L>
+double time_ms(L launch) {
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  launch();  // warm-up
+  CK(cudaDeviceSynchronize());
+  std::vector<float> ms;
+  for (int r = 0; r < 5; ++r) {
+    CK(cudaEventRecord(e0));
+    launch();
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    float m = 0;
+    CK(cudaEventElapsedTime(&m, e0, e1));
+    ms.push_back(m);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[2];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side
+// ---------------------------------------------------------------------------------------------
+struct rng_t {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double u01() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
+  double normal() { return std::sqrt(-2.0 * std::log(std::max(u01(), 1e-300))) * std::cos(6.283185307179586 * u01()); }
+};
+
+enum class dist { uniform, normal, offset, sparse, integers };
+const char* dist_name(dist d) {
+  switch (d) {
+    case dist::uniform: return "uniform";
+    case dist::normal: return "normal";
+    case dist::offset: return "offset+100";
+    case dist::sparse: return "sparse";
+    default: return "integers";
+  }
+}
+
+struct scheme_result {
+  const char* name;
+  std::vector<float> out;
+};
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::string_view(argv[1]) == "--quick";
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("tc_precision_bench: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  const int tiles = quick ? 128 : 512;  // 65,536 dot products per (K, distribution)
+  float* sink;
+  CK(cudaMalloc(&sink, 1024 * sizeof(float)));
+
+  // 1. Throughput.
+  {
+    const int blocks = prop.multiProcessorCount * 8, threads = 128;  // 4 warps per block
+    const double warps = static_cast<double>(blocks) * threads / 32;
+    const double t_tf32 = time_ms([&] { tf32_rate_kernel<<<blocks, threads>>>(sink, 1); });
+    const double t_dmma = time_ms([&] { dmma_rate_kernel<<<blocks, threads>>>(sink, 1); });
+    const double t_ffma = time_ms([&] { ffma_rate_kernel<<<blocks, threads>>>(sink, 1); });
+    CK(cudaGetLastError());
+    const double f_tf32 = warps * kIters * 4 * 2.0 * 16 * 8 * 8;  // FLOPs
+    const double f_dmma = warps * kIters * 4 * 2.0 * 8 * 8 * 4;
+    const double f_ffma = static_cast<double>(blocks) * threads * kIters * 4 * 8 * 2.0;
+    const double r_tf32 = f_tf32 / t_tf32 / 1e9, r_dmma = f_dmma / t_dmma / 1e9, r_ffma = f_ffma / t_ffma / 1e9;
+    std::printf("RATE mma.sync m16n8k8 tf32 (raw)              %8.1f TFLOP/s\n", r_tf32);
+    std::printf("RATE 3xTF32 via mma.sync (raw / 3, no splits)  %8.1f TFLOP/s fp32-equivalent\n", r_tf32 / 3);
+    std::printf("RATE mma.sync m8n8k4 f64 (DMMA)                %8.1f TFLOP/s\n", r_dmma);
+    std::printf("RATE FFMA (SIMT fp32)                          %8.1f TFLOP/s\n", r_ffma);
+  }
+
+  // 2. Layout self-check and accuracy.
+  int failures = 0;
+  const int Ks[] = {128, 256, 384, 512};
+  const dist dists[] = {dist::integers, dist::uniform, dist::normal, dist::offset, dist::sparse};
+  for (dist d : dists)
+    for (int K : Ks) {
+      if (d == dist::integers && K != 128) continue;
+      rng_t rng{static_cast<uint64_t>(K) * 1000 + static_cast<uint64_t>(d)};
+      std::vector<float> A(static_cast<size_t>(tiles) * 16 * K), B(static_cast<size_t>(K) * 8);
+      const double bound = 1.0 / std::sqrt(static_cast<double>(K));
+      for (auto& w : B)
+        w = d == dist::integers ? static_cast<float>(static_cast<int>(rng.next() % 7) - 3)
+                                : static_cast<float>((2 * rng.u01() - 1) * bound);
+      for (auto& x : A) switch (d) {
+          case dist::integers: x = static_cast<float>(static_cast<int>(rng.next() % 9) - 4); break;
+          case dist::uniform: x = static_cast<float>(rng.u01()); break;
+          case dist::normal: x = static_cast<float>(rng.normal()); break;
+          case dist::offset: x = static_cast<float>(100.0 + rng.u01()); break;
+          case dist::sparse: x = rng.u01() < 0.05 ? static_cast<float>(10.0 * rng.normal()) : 0.0f; break;
+        }
+      float *dA, *dB, *dO;
+      CK(cudaMalloc(&dA, A.size() * sizeof(float)));
+      CK(cudaMalloc(&dB, B.size() * sizeof(float)));
+      CK(cudaMalloc(&dO, static_cast<size_t>(tiles) * 128 * sizeof(float)));
+      CK(cudaMemcpy(dA, A.data(), A.size() * sizeof(float), cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(dB, B.data(), B.size() * sizeof(float), cudaMemcpyHostToDevice));
+      std::vector<scheme_result> res = {{"fp32 FMA (SIMT)", {}}, {"1xTF32", {}}, {"3xTF32", {}}, {"DMMA f64", {}}};
+      for (int s = 0; s < 4; ++s) {
+        if (s == 0) simt_kernel<<<tiles, 128>>>(dA, dB, K, dO);
+        if (s == 1) tf32_kernel<1><<<tiles, 32>>>(dA, dB, K, dO);
+        if (s == 2) tf32_kernel<3><<<tiles, 32>>>(dA, dB, K, dO);
+        if (s == 3) dmma_kernel<<<tiles, 32>>>(dA, dB, K, dO);
+        CK(cudaGetLastError());
+        res[s].out.resize(static_cast<size_t>(tiles) * 128);
+        CK(cudaMemcpy(res[s].out.data(), dO, res[s].out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+      }
+      CK(cudaFree(dA));
+      CK(cudaFree(dB));
+      CK(cudaFree(dO));
+      // fp64 reference (long double sums) and the |a*b| sums that bound each dot product.
+      const size_t n_out = static_cast<size_t>(tiles) * 128;
+      std::vector<double> ref(n_out), mag(n_out);
+      for (int tile = 0; tile < tiles; ++tile)
+        for (int m = 0; m < 16; ++m)
+          for (int n = 0; n < 8; ++n) {
+            long double acc = 0, am = 0;
+            const float* a = &A[(static_cast<size_t>(tile) * 16 + m) * K];
+            for (int k = 0; k < K; ++k) {
+              const long double p = static_cast<long double>(a[k]) * B[static_cast<size_t>(k) * 8 + n];
+              acc += p;
+              am += std::fabs(p);
+            }
+            ref[(static_cast<size_t>(tile) * 16 + m) * 8 + n] = static_cast<double>(acc);
+            mag[(static_cast<size_t>(tile) * 16 + m) * 8 + n] = static_cast<double>(am);
+          }
+      if (d == dist::integers) {
+        for (int s = 0; s < 4; ++s) {
+          size_t bad = 0;
+          for (size_t i = 0; i < n_out; ++i) bad += static_cast<double>(res[s].out[i]) != ref[i];
+          std::printf("LAYOUT %-16s %s (%zu of %zu outputs differ from the exact integer result)\n", res[s].name,
+                      bad == 0 ? "PASS" : "FAIL", bad, n_out);
+          failures += bad != 0;
+        }
+        continue;
+      }
+      for (int s = 0; s < 4; ++s) {
+        double max_rel = 0, sum_sq = 0;
+        size_t loses = 0;
+        for (size_t i = 0; i < n_out; ++i) {
+          const double e = std::fabs(static_cast<double>(res[s].out[i]) - ref[i]);
+          const double e_simt = std::fabs(static_cast<double>(res[0].out[i]) - ref[i]);
+          const double rel = mag[i] > 0 ? e / mag[i] : 0.0;
+          max_rel = std::max(max_rel, rel);
+          sum_sq += rel * rel;
+          loses += e > e_simt;
+        }
+        std::printf("ACC K=%3d %-10s %-16s max |err|/sum|ab| %.3e  rms %.3e  worse than fp32 FMA at %5.1f%% of outputs\n", K,
+                    dist_name(d), res[s].name, max_rel, std::sqrt(sum_sq / static_cast<double>(n_out)),
+                    100.0 * static_cast<double>(loses) / static_cast<double>(n_out));
+      }
+    }
+  CK(cudaFree(sink));
+  if (failures) {
+    std::printf("tc_precision_bench: %d layout check(s) FAILED: the accuracy lines of those schemes are void\n", failures);
+    return 1;
+  }
+  return 0;
+}
