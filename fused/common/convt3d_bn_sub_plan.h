@@ -321,6 +321,21 @@ FB_HOST_DEVICE void split_mean(double ybar, float& hi, float& lo) {
   lo = static_cast<float>(ybar - static_cast<double>(hi));
 }
 
+/// K over the box of taps [ld, hd) x [lh, hh) x [lw, hw) of phase pp (which has taps), channel co of
+/// sample b: the 8 corners of the phase's prefix table, in one fixed order (inclusion-exclusion).
+FB_HOST_DEVICE double box_share(const plan& pl, const args& a, int b, int64_t co, const tile::phase_pos& pp, int ld,
+                                int hd, int lh, int hh, int lw, int hw) {
+  const tile::geometry& g = pl.g;
+  const double* P = a.ws + pl.off_ptab + (static_cast<int64_t>(b) * g.c_out + co) * pl.ptab_per_bc +
+                    ptab_phase_offset(pl, pp);
+  const int nb = pp.jh + 1, nc = pp.jw + 1;
+  auto at = [&](int i, int j, int l) { return tile::load_ro_d(P + (i * nb + j) * nc + l); };
+  return ((((((at(hd, hh, hw) - at(ld, hh, hw)) - at(hd, lh, hw)) - at(hd, hh, lw)) + at(ld, lh, hw)) +
+           at(ld, hh, lw)) +
+          at(hd, lh, lw)) -
+         at(ld, lh, lw);
+}
+
 /// The centre ybar - K(o) of output channel co at bases (qd, qh, qw) of phase pp, as hi + lo:
 /// K(o) from the phase's prefix table (8 corners of the box of valid taps). Plans with class tables
 /// (J0 <= 2) take the same values from class_table_item; this is the J0 > 2 path.
@@ -333,14 +348,7 @@ FB_HOST_DEVICE void centre_at(const plan& pl, const args& a, int b, const tile::
     tile::valid_taps(g.dim[0], qd, pp.jd, ld, hd);
     tile::valid_taps(g.dim[1], qh, pp.jh, lh, hh);
     tile::valid_taps(g.dim[2], qw, pp.jw, lw, hw);
-    const double* P = a.ws + pl.off_ptab + (static_cast<int64_t>(b) * g.c_out + co) * pl.ptab_per_bc +
-                      ptab_phase_offset(pl, pp);
-    const int nb = pp.jh + 1, nc = pp.jw + 1;
-    auto at = [&](int i, int j, int l) { return tile::load_ro_d(P + (i * nb + j) * nc + l); };
-    k_sum = ((((((at(hd, hh, hw) - at(ld, hh, hw)) - at(hd, lh, hw)) - at(hd, hh, lw)) + at(ld, lh, hw)) +
-              at(ld, hh, lw)) +
-             at(hd, lh, lw)) -
-            at(ld, lh, lw);
+    k_sum = box_share(pl, a, b, co, pp, ld, hd, lh, hh, lw, hw);
   }
   split_mean(a.ws[pl.off_ybar + static_cast<int64_t>(b) * g.c_out + co] - k_sum, hi, lo);
 }
@@ -363,19 +371,8 @@ FB_HOST_DEVICE void class_table_item(const plan& pl, const args& a, int64_t item
     const tile::phase_pos pp = tile::phase_of(g, ph);
     double k_sum = 0.0;
     int ld, hd, lh, hh, lw, hw;
-    tile::class_taps(combo / (tile::k_tap_classes * tile::k_tap_classes), pp.jd, ld, hd);
-    tile::class_taps((combo / tile::k_tap_classes) % tile::k_tap_classes, pp.jh, lh, hh);
-    tile::class_taps(combo % tile::k_tap_classes, pp.jw, lw, hw);
-    if (pp.taps > 0 && hd > ld && hh > lh && hw > lw) {
-      const double* P = a.ws + pl.off_ptab + (static_cast<int64_t>(b) * g.c_out + co) * pl.ptab_per_bc +
-                        ptab_phase_offset(pl, pp);
-      const int nb = pp.jh + 1, nc = pp.jw + 1;
-      auto at = [&](int i, int j, int l) { return tile::load_ro_d(P + (i * nb + j) * nc + l); };
-      k_sum = ((((((at(hd, hh, hw) - at(ld, hh, hw)) - at(hd, lh, hw)) - at(hd, hh, lw)) + at(ld, lh, hw)) +
-                at(ld, hh, lw)) +
-               at(hd, lh, lw)) -
-              at(ld, lh, lw);
-    }
+    tile::class_box(combo, pp, ld, hd, lh, hh, lw, hw);
+    if (pp.taps > 0 && hd > ld && hh > lh && hw > lw) k_sum = box_share(pl, a, b, co, pp, ld, hd, lh, hh, lw, hw);
     split_mean(a.ws[pl.off_ybar + static_cast<int64_t>(b) * g.c_out + co] - k_sum, hi, lo);
   }
   out[0] = hi;

@@ -292,9 +292,7 @@ FB_HOST_DEVICE void class_share_item(const plan& pl, const args& a, int64_t item
   const int64_t b = item / (g.c_out * tile::k_class_combos * g.n_phases);
   const tile::phase_pos pp = tile::phase_of(g, ph);
   int ld, hd, lh, hh, lw, hw;
-  tile::class_taps(combo / (tile::k_tap_classes * tile::k_tap_classes), pp.jd, ld, hd);
-  tile::class_taps((combo / tile::k_tap_classes) % tile::k_tap_classes, pp.jh, lh, hh);
-  tile::class_taps(combo % tile::k_tap_classes, pp.jw, lw, hw);
+  tile::class_box(combo, pp, ld, hd, lh, hh, lw, hw);
   const int k = static_cast<int>(g.dim[0].k), s = static_cast<int>(g.dim[0].s);
   const double* v = a.ws + pl.off_v + (b * g.c_out + co) * pl.k3;
   double sum = 0.0;

@@ -798,6 +798,13 @@ FB_HOST_DEVICE void class_taps(int cls, int J, int& lo, int& hi) {
   if (lo > hi) lo = hi;
 }
 
+/// The box of taps [ld, hd) x [lh, hh) x [lw, hw) of class combination combo (class_combo) in phase pp.
+FB_HOST_DEVICE void class_box(int combo, const phase_pos& pp, int& ld, int& hd, int& lh, int& hh, int& lw, int& hw) {
+  class_taps(combo / (k_tap_classes * k_tap_classes), pp.jd, ld, hd);
+  class_taps((combo / k_tap_classes) % k_tap_classes, pp.jh, lh, hh);
+  class_taps(combo % k_tap_classes, pp.jw, lw, hw);
+}
+
 /// The class combination of an output at bases (qd, qh, qw) of phase pp (index into a class table).
 FB_HOST_DEVICE int class_combo(const geometry& g, const phase_pos& pp, int qd, int qh, int qw) {
   return (tap_class(g.dim[0], qd, pp.jd) * k_tap_classes + tap_class(g.dim[1], qh, pp.jh)) * k_tap_classes +
