@@ -93,7 +93,9 @@ model_entry convt3d_ln_gelu_scale() {
     return work_estimate{4.0 * (s.x + s.w + 3.0 * c.out_channels + s.out), 2.0 * s.macs};
   };
   m.sweep_variants = [](const config& base) {
-    auto v = batch_variants(base, {{"batch x0.125", 4}, {"batch x0.25", 8}, {"batch x0.5", 16}});
+    // batch x2: a 2.1 GB output, so output byte offsets pass 2^31 (issue 11 asks for it).
+    auto v = batch_variants(base, {{"batch x0.125", 4}, {"batch x0.25", 8}, {"batch x0.5", 16},
+                                   {"batch x2", 2 * base.batch_size}});
     // W is pinned by W' == C_out; scale depth and height instead.
     config small = base;
     small.depth = 8;
