@@ -1,11 +1,26 @@
 // CUDA path of convt3d_bn_sub (KernelBench #15): ConvTranspose3d -> BatchNorm3d -> subtract the
 // per-(b, c) spatial mean. Out = gamma_c * (y - ybar_bc) / sqrt(var_c + eps) (SPEC 1.1), where the
-// batch variance var_c needs the whole batch before any output can be written, so the convolution
-// runs twice and nothing of output size is ever stored but the output itself.
+// batch variance var_c needs the whole batch before any output can be written.
 //
 // Launches (fused/common/convt3d_bn_sub_plan.h has the block programs, run identically by the host
 // executor): prep (tap-box sums of x; weights arranged per phase) -> means -> tables (the centres'
-// class tables, J0 <= 2) -> pass 1 (training only) -> finalize -> pass 2.
+// class tables, J0 <= 2) -> then
+//   training: pass 1 (the convolution: centred statistics, and y - ybar stored in the workspace)
+//             -> finalize -> rows (out = scale_c * (y - ybar), read back in the output's order);
+//   eval:     finalize -> pass 2 (the convolution, out = scale_c * (y - ybar) from the accumulators).
+//
+// Two passes, which? Training MATERIALISES y - ybar (the output's size, fp32, in the workspace)
+// rather than convolving twice. Measured on an H100 (default config, ncu, 2026-11-25): the second
+// convolution pass took 452 us and moved 574 MB through DRAM for a 252 MB output, because a warp's
+// lanes store every s-th float of a row and each 32-byte sector got its halves from two phases
+// ~15 us apart: each half became a DRAM read-modify-write (probes/store_sectors: two kernels writing
+// the halves of 252 MB took 366 us, one writing it whole 92 us). Now pass 1 stores y - ybar in
+// phase-major order (a phase's outputs are consecutive floats: whole sectors, 228 MB of DRAM
+// writes) and costs 380 us against 355 without stores; the rows launch reads 252 MB and writes
+// 235 MB in 191 us (its bytes at 3 TB/s: ~165 us). Total 875 -> 647 us. Then (same session):
+// the phase loop without divisions (phase_after) and x centred once in prep (centred_x): pass 1
+// 359 us; finalize 22 -> 8 us; total 610 us (prep 28, means 20, tables 8, pass 1 359, finalize 8,
+// rows 188). Cost: 252 MB + 16 MB more workspace at the default (convt3d_bn_sub.h).
 //
 // Statistics scheme: EXACT MEANS FIRST, then centred sums. Why this and not per-tile (count, mean,
 // M2) merged with Chan's formula: the mean of every (b, c) follows exactly and cheaply from the
@@ -42,7 +57,8 @@
 // beyond what fits, e.g. > 23 at k=3, s=2) keep both register tiles live through staging and spill
 // more (J0 = 2: 216 / 1,400 bytes statistics, 320 / 3,128 bytes writing).
 //
-// Measured (H100 80GB HBM3, 2026-11-23, fused_cuda_selftest --bench, default config, training):
+// Measured earlier (H100 80GB HBM3, 2026-11-23, fused_cuda_selftest --bench, default config, training,
+// both passes convolving):
 //   before the accuracy work (one accumulator per output, 4 h x 16 channel register tiles): 713 us
 //     (prep 21, means 10.4, pass 1 240, finalize 21, pass 2 429 us, ncu);
 //   after it (two-level accumulation with 4 x 8 tiles, x centred per (b, ci), per-output centres at
@@ -61,6 +77,7 @@
 // sizes multiply (x, out, workspace); 32-bit only inside a block's shared memory.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "fused/common/convt3d_bn_sub_plan.h"
@@ -112,8 +129,26 @@ __global__ void __launch_bounds__(tile::k_threads) tables_kernel(const __grid_co
 
 __global__ void __launch_bounds__(tile::k_threads) finalize_kernel(const __grid_constant__ plan pl,
                                                                    const __grid_constant__ args a) {
+  __shared__ double smem[detail::k_finalize_smem_doubles];
   device_exec ex;
-  detail::finalize_block(ex, pl, a, blockIdx.x);
+  detail::finalize_block(ex, pl, a, blockIdx.x, smem);
+}
+
+/// The rows launch (training): a block per (b, co, od) slice, in grid-stride order (the grid is
+/// capped: output_slices can pass 2^31).
+constexpr int64_t k_rows_max_blocks = int64_t{1} << 20;
+
+// Three blocks per SM: 80 registers hold 8 rows' loads in flight per thread (k_rows_in_flight).
+// Measured on the H100 (default config, whole pipeline): 8 rows x 3 blocks 647 us, 4 rows x 4
+// blocks 660, 8 rows squeezed into 64 registers (spills) 707, 16 rows x 2 blocks 673.
+template <class Index>
+__global__ void __launch_bounds__(tile::k_threads, 3) rows_kernel(const __grid_constant__ plan pl,
+                                                                  const __grid_constant__ args a) {
+  device_exec ex;
+  // Last slice first: pass 1 wrote the last samples' planes last, and the tail of what it wrote is
+  // still in L2.
+  const int64_t n = detail::output_slices(pl);
+  for (int64_t slice = blockIdx.x; slice < n; slice += gridDim.x) detail::rows_block<Index>(ex, pl, a, n - 1 - slice);
 }
 
 /// Pass kStats of the plan's variant (the kernels live in fused/convt3d_bn_sub_pass_j*_*.cu).
@@ -152,7 +187,16 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   if (pl.training) launch_pass<true>(pl, a, s);
   finalize_kernel<<<static_cast<unsigned>(pl.g.c_out), tile::k_threads, 0, s>>>(pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
-  launch_pass<false>(pl, a, s);
+  if (pl.training) {
+    const int64_t blocks = std::min(k_rows_max_blocks, detail::output_slices(pl));
+    if (pl.spatial < (int64_t{1} << 31))
+      rows_kernel<int><<<static_cast<unsigned>(blocks), tile::k_threads, 0, s>>>(pl, a);
+    else
+      rows_kernel<int64_t><<<static_cast<unsigned>(blocks), tile::k_threads, 0, s>>>(pl, a);
+    FB_CUDA_CHECK(cudaGetLastError());
+  } else {
+    launch_pass<false>(pl, a, s);
+  }
 }
 
 }  // namespace fb::fused::convt3d_bn_sub

@@ -8,6 +8,7 @@
 // the property tests fail. Blocks of a pass are independent (each writes only its own outputs and
 // partials), so they run on several CPU threads; the result does not depend on how many.
 #include <cstdint>
+#include <vector>
 
 #include "fused/common/convt3d_bn_sub_plan.h"
 #include "fused/common/plan_util.h"
@@ -41,8 +42,13 @@ void run_host_plan(const plan& pl, const args& a) {
   for (int64_t item = 0; item < ptab_items(pl); ++item) ptab_item(pl, a, item);
   for (int64_t item = 0; item < pl.ctab_items; ++item) class_table_item(pl, a, item);
   if (pl.training) host_pass<true>(pl, a);
-  for (int64_t c = 0; c < pl.g.c_out; ++c) finalize_block(ex, pl, a, c);
-  host_pass<false>(pl, a);
+  std::vector<double> finalize_smem(k_finalize_smem_doubles);
+  for (int64_t c = 0; c < pl.g.c_out; ++c) finalize_block(ex, pl, a, c, finalize_smem.data());
+  if (!pl.training) {
+    host_pass<false>(pl, a);
+    return;
+  }
+  for (int64_t slice = 0; slice < output_slices(pl); ++slice) rows_block<int64_t>(ex, pl, a, slice);
 }
 
 }  // namespace detail

@@ -32,6 +32,8 @@ namespace {
 namespace bs = fb::fused::convt3d_bn_sub;
 namespace tile = fb::fused::convt3d_tile;
 using fb::fused::phase_dim;
+using fb::fused::phase_order;
+using fb::fused::phase_order_of;
 
 /// Largest padding that keeps n_out >= 1 (no output_padding in #15).
 int64_t max_padding(int64_t n_in, int64_t k, int64_t s) { return ((n_in - 1) * s + k - 1) / 2; }
@@ -95,6 +97,34 @@ RC_GTEST_PROP(FusedConvtPhase, TapCountsAndBaseRange, ()) {
     for (int64_t r = 0; r < d.s; ++r) any = any || d.has_output(q, r);
     RC_ASSERT(any == (q >= d.q_min() && q < d.q_min() + d.q_count()));
   }
+}
+
+// phase_order's closed forms against counting: the phase-major position of every output is a
+// permutation of [0, n_out), each phase's outputs consecutive and in base order.
+RC_GTEST_PROP(FusedConvtPhase, PhaseOrderIsAPermutationByPhaseThenBase, ()) {
+  const phase_dim d = draw_dim(40, 9, 5);
+  const phase_order ord = phase_order_of(d);
+  std::vector<int> hit(static_cast<std::size_t>(d.n_out), 0);
+  int64_t before = 0;
+  for (int r = 0; r < d.s; ++r) {
+    int64_t count = 0, first = -1;
+    for (int64_t o = 0; o < d.n_out; ++o)
+      if (d.phase_of(o) == r) {
+        if (first < 0) first = d.base_of(o);
+        ++count;
+      }
+    RC_ASSERT(ord.count(r) == count);
+    RC_ASSERT(ord.offset(r) == before);
+    if (count > 0) RC_ASSERT(ord.first_base(r) == first);
+    before += count;
+  }
+  for (int64_t o = 0; o < d.n_out; ++o) {
+    const int r = static_cast<int>(d.phase_of(o));
+    const int64_t at = ord.offset(r) + d.base_of(o) - ord.first_base(r);
+    RC_ASSERT(at >= ord.offset(r) && at < ord.offset(r) + ord.count(r));
+    ++hit[static_cast<std::size_t>(at)];
+  }
+  for (int h : hit) RC_ASSERT(h == 1);
 }
 
 TEST(FusedConvtPhase, DefaultGeometryOfConvT3dBnSub) {
@@ -187,6 +217,21 @@ RC_GTEST_PROP(FusedConvt3dTile, EveryOutputExactlyOnceAndTapsInsideTheTile, ()) 
 // default (C_in 16, k 3, s 2: two channels of the 8-tap phase), the 61-channel k 6 s 2 case that
 // the single accumulator failed (two channels of 27 taps), and C_in 1 or 9 with k 7 s 1 (one d-slab
 // of 49 taps: the 343 taps of a channel split into 7 partial sums).
+// The tile loop's division-free phase walk (phase_after, taps_of_residue) gives phase_of's values.
+RC_GTEST_PROP(FusedConvt3dTile, PhaseAfterWalksThePhasesAsPhaseOf, ()) {
+  const small_problem sp = draw_tiling_problem();
+  const tile::geometry g = geometry_of(sp);
+  tile::phase_pos walk = tile::phase_of(g, 0);
+  for (int ph = 0; ph < g.n_phases; ++ph) {
+    const tile::phase_pos pp = tile::phase_of(g, ph);
+    if (ph > 0) walk = tile::phase_after(g, walk);
+    for (int d = 0; d < 3; ++d) RC_ASSERT(walk.r[d] == pp.r[d]);
+    RC_ASSERT(pp.jd == g.dim[0].taps(pp.r[0]) && pp.jh == g.dim[1].taps(pp.r[1]) && pp.jw == g.dim[2].taps(pp.r[2]));
+    RC_ASSERT(walk.index == pp.index && walk.jd == pp.jd && walk.jh == pp.jh && walk.jw == pp.jw);
+    RC_ASSERT(walk.taps == pp.taps && walk.group == pp.group && walk.slabs == pp.slabs);
+  }
+}
+
 TEST(FusedConvt3dTile, GroupLengthsAtKnownShapes) {
   EXPECT_EQ(tile::group_products_for(16, 2), 16);
   EXPECT_EQ(tile::group_products_for(61, 3), 54);
@@ -653,7 +698,11 @@ TEST(FusedConvT3dBnSub, RejectsInvalidProblemsNamingTheField) {
 
 TEST(FusedConvT3dBnSub, WorkspaceAtDefault) {
   // The figure quoted in fused/convt3d_bn_sub.h.
-  EXPECT_EQ(bs::workspace_bytes(default_problem()), 6300928u + 256u);
+  // + y - ybar (fp32, the output's size) and x - c (fp32, x's size)
+  EXPECT_EQ(bs::workspace_bytes(default_problem()), 6300928u + 251983872u + 16777216u + 256u);
+  bs::problem eval = default_problem();
+  eval.training = false;
+  EXPECT_EQ(bs::workspace_bytes(eval), 6300928u + 16777216u + 256u);  // eval writes from the accumulators
   const bs::detail::plan pl = bs::detail::make_plan(default_problem());
   EXPECT_EQ(pl.g.variant, 2);         // k=3, s=2: two taps at most per dimension, unrolled
   EXPECT_EQ(pl.g.n_ci_chunks, 1);     // all 16 input channels staged once per block

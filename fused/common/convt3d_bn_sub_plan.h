@@ -14,12 +14,22 @@
 ///                of the outputs of that border class, hi + lo (class_table_item); the passes stage
 ///                a phase's table per block and look each output's centre up without branches.
 ///   3. pass 1    (training) the convolution, tile by tile; per tile and channel the centred sum
-///                sum (y - ybar)^2 over its outputs -> m2_part[b, tile, co]. Nothing of output size.
+///                sum (y - ybar)^2 over its outputs -> m2_part[b, tile, co], and every y - ybar
+///                (fp32) into the workspace at off_y in phase-major order (phase_block_of).
 ///   4. finalize  block c: m2[b, c] = sum over tiles (fixed order); batch mean and biased variance
 ///                (bn::combine_sample_moments), running buffers, scale_c = gamma_c / sqrt(var_c + eps)
 ///                (eval: from running_var).
-///   5. pass 2    the same convolution again (same tiles, chunks and FMA order: the same y) and
-///                out = scale_c * (y - ybar_bc).
+///   5. training: rows  a warp per output row: out = scale_c * (y - ybar_bc) from off_y, in the
+///                output's order (write_row).
+///      eval:     pass 2 the convolution (the scale is known before it) and
+///                out = scale_c * (y - ybar_bc) straight from the accumulators (write_policy).
+///
+/// Why training materialises y - ybar (the output's size again, in the workspace) instead of
+/// convolving twice: measured on an H100 (default config, NOTES.md 2026-11-25), a second
+/// convolution cost more than writing and re-reading 252 MB, and its stores (a warp's lanes write
+/// every s-th float of a row, one w phase at a time) each reached DRAM as read-modify-writes of
+/// partial sectors. Pass 1 stores a phase's outputs contiguously instead (phase-major), and the
+/// rows launch reads and writes whole sectors.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -67,12 +77,15 @@ struct plan {
   int64_t ptab_m;              ///< phases with taps per dimension: min(k, s)
   int64_t ptab_per_bc;         ///< prefix-table doubles per (b, co): (k + ptab_m)^3
   int64_t off_box_a, off_box_b, off_box_r, off_ybar, off_m2_part, off_m2_bc, off_scale, off_centre, off_ptab,
-      off_ctab, off_wt;
+      off_ctab, off_wt, off_y, off_xc;
   /// The centres of every output come from class tables (J0 <= 2: tile::tap_class), fp32 hi + lo
   /// pairs [B][s^3 phases][k_class_combos][n_co_blocks * k_co_block] at off_ctab; otherwise (J0 > 2)
   /// each output's centre is computed where it is used (centre_at).
   bool class_table;
   int64_t ctab_items;
+  phase_order order[3];  ///< phase-major order per dimension (d, h, w) of the materialised buffer
+  int64_t xc_floats;  ///< x - c[b, ci] (fp32, x's size) at off_xc: the passes stage it as it is
+  int64_t y_floats;  ///< training: B*C_out*D'H'W' floats of y - ybar at off_y (phase-major); eval: 0
   int64_t n_doubles;
   std::size_t workspace_bytes;
   std::size_t smem_stats_bytes, smem_write_bytes;  ///< dynamic shared memory of pass 1 and pass 2
@@ -144,7 +157,12 @@ inline plan make_plan(const problem& p, bool force_generic = false) {
   pl.off_wt = pl.off_ctab + pl.ctab_items;  // one double (two floats) per item: stays 16-byte aligned
   require(pl.ctab_items < (int64_t{1} << 31), m, "batch*out_channels*stride^3",
           "too large (class-table items must be < 2^31)", pl.ctab_items);
-  pl.n_doubles = pl.off_wt + (g.wt_floats + 1) / 2;
+  for (int d = 0; d < 3; ++d) pl.order[d] = phase_order_of(g.dim[d]);
+  pl.y_floats = p.training ? p.batch * p.out_channels * pl.spatial : 0;
+  pl.off_y = ((pl.off_wt + (g.wt_floats + 1) / 2 + 1) / 2) * 2;  // 16-byte aligned
+  pl.xc_floats = volumes * g.dim[0].n_in * g.dim[1].n_in * g.dim[2].n_in;
+  pl.off_xc = ((pl.off_y + (pl.y_floats + 1) / 2 + 1) / 2) * 2;  // 16-byte aligned
+  pl.n_doubles = pl.off_xc + (pl.xc_floats + 1) / 2;
   pl.workspace_bytes = fb::fused::detail::workspace_bytes_for(pl.n_doubles);
   const std::size_t conv_bytes = static_cast<std::size_t>(g.smem_conv_floats) * sizeof(float);
   pl.smem_stats_bytes = conv_bytes + k_stats_smem_bytes;
@@ -196,6 +214,151 @@ FB_HOST_DEVICE float* arranged_weights(const plan& pl, const args& a) {
 /// x's centres, fp32 [B][C_in], inside the workspace (prep writes them, the passes subtract them).
 FB_HOST_DEVICE float* centres(const plan& pl, const args& a) { return reinterpret_cast<float*>(a.ws + pl.off_centre); }
 
+/// x - c[b, ci] inside the input (prep writes it, the passes stage it): the centring of
+/// centres() done once per element instead of in every block that stages it (it was a second pass
+/// over every staged tile, after waiting for its copies: part of the ~14% of the statistics pass's
+/// stall samples that staging took, ncu, H100). The same fp32 subtraction, so the same bits.
+FB_HOST_DEVICE float* centred_x(const plan& pl, const args& a) { return reinterpret_cast<float*>(a.ws + pl.off_xc); }
+
+/// y - ybar of every output (training: pass 1 writes it, the rows launch reads it), fp32.
+FB_HOST_DEVICE float* materialised(const plan& pl, const args& a) { return reinterpret_cast<float*>(a.ws + pl.off_y); }
+
+/// Where phase (rd, rh, rw) keeps its outputs inside a (b, co) plane of the materialised buffer.
+/// The plane is in phase-major order: phases in (rd, rh, rw) order, each a dense box of its outputs
+/// [base d][base h][base w] (phase_order::count per dimension). So the outputs a warp holds in one
+/// phase (32 consecutive w bases of a row, then the next rows) are consecutive floats: whole
+/// sectors per store, where the output's own order puts them s floats apart and leaves every
+/// sector to be completed by another phase (read-modify-write in DRAM; measured on an H100,
+/// probes/store_sectors). Output (qd, qh, qw) of the phase sits at
+/// base + ((qd - lo_d) * n_h + (qh - lo_h)) * n_w + (qw - lo_w).
+struct phase_block {
+  int64_t base;        ///< offset of the phase's box in the plane
+  int n_h, n_w;        ///< its outputs along h and w
+  int lo_d, lo_h, lo_w;  ///< the first base of each dimension
+};
+
+FB_HOST_DEVICE phase_block phase_block_of(const plan& pl, int rd, int rh, int rw) {
+  const phase_order &D = pl.order[0], &H = pl.order[1], &W = pl.order[2];
+  const int64_t h_out = pl.g.dim[1].n_out, w_out = pl.g.dim[2].n_out;
+  phase_block pb;
+  pb.n_h = H.count(rh);
+  pb.n_w = W.count(rw);
+  pb.lo_d = D.first_base(rd);
+  pb.lo_h = H.first_base(rh);
+  pb.lo_w = W.first_base(rw);
+  // The phases before (rd, rh, rw): all with a smaller rd, then those of rd with a smaller rh, then
+  // those of (rd, rh) with a smaller rw.
+  pb.base = D.offset(rd) * h_out * w_out +
+            D.count(rd) * (H.offset(rh) * w_out + static_cast<int64_t>(pb.n_h) * W.offset(rw));
+  return pb;
+}
+
+/// Output rows a warp of the rows launch loads before it stores them (memory parallelism).
+constexpr int k_rows_in_flight = 8;
+
+/// Work items of the rows launch: the (b, co, od) slices of the output, H' rows of W' floats each.
+FB_HOST_DEVICE int64_t output_slices(const plan& pl) { return pl.g.batch * pl.g.c_out * pl.g.dim[0].n_out; }
+
+/// Where a rows block reads and writes: slice (b, co, od) split once per block.
+struct rows_slice {
+  int64_t bc;     ///< b * C_out + co
+  float scale;    ///< scale_c
+  int rd, qd, n_d;  ///< d phase, base inside its box, outputs of the phase along d
+  int64_t src;    ///< materialised offset of the (b, co) plane's d-phase box
+  int64_t dst;    ///< output offset of the slice
+};
+
+FB_HOST_DEVICE rows_slice rows_slice_of(const plan& pl, const args& a, int64_t slice) {
+  const tile::geometry& g = pl.g;
+  const int h_out = static_cast<int>(g.dim[1].n_out), w_out = static_cast<int>(g.dim[2].n_out);
+  const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
+  rows_slice rs;
+  int64_t co;
+  int od;
+  // 32-bit where it fits (64-bit divisions are calls on the GPU, and every thread splits the index).
+  if (slice < (int64_t{1} << 31) && g.c_out < (int64_t{1} << 31)) {
+    const uint32_t sl = static_cast<uint32_t>(slice), d_out = static_cast<uint32_t>(g.dim[0].n_out);
+    od = static_cast<int>(sl % d_out);
+    rs.bc = sl / d_out;
+    co = static_cast<uint32_t>(rs.bc) % static_cast<uint32_t>(g.c_out);
+  } else {
+    od = static_cast<int>(slice % g.dim[0].n_out);
+    rs.bc = slice / g.dim[0].n_out;
+    co = rs.bc % g.c_out;
+  }
+  rs.scale = static_cast<float>(a.ws[pl.off_scale + co]);
+  const phase_order& D = pl.order[0];
+  rs.rd = (od + p) % s;
+  rs.qd = (od + p) / s - D.first_base(rs.rd);
+  rs.n_d = D.count(rs.rd);
+  rs.src = rs.bc * pl.spatial + D.offset(rs.rd) * static_cast<int64_t>(h_out) * w_out;
+  rs.dst = (rs.bc * g.dim[0].n_out + od) * h_out * static_cast<int64_t>(w_out);
+  return rs;
+}
+
+/// The rows launch (training), slice (b, co, od): out = scale_c * (y - ybar_bc), y - ybar_bc from the
+/// materialised buffer (phase_block_of). Warp w takes the rows from w * k_rows_in_flight on, in
+/// groups of k_rows_in_flight, k_warps groups apart; its lanes the columns ow = lane, lane + 32, ...:
+/// whole-sector stores in the output's order; the loads are runs of 32/s consecutive floats, one per
+/// w phase. The w phase and base advance without divisions. (Tried: staging a slice in shared
+/// memory with cp.async from the phase-major places, then writing it in order: 301 us against this
+/// version's 188, 268M instructions against 114M; H100, 2026-11-25.) Index: the type of offsets
+/// inside a (b, co) plane: int when the plane has fewer than 2^31 floats (fewer registers: the
+/// launch's occupancy is what hides its loads' latency), else int64_t.
+template <class Index, class Exec>
+FB_HOST_DEVICE void rows_block(Exec& ex, const plan& pl, const args& a, int64_t slice) {
+  const tile::geometry& g = pl.g;
+  const int h_out = static_cast<int>(g.dim[1].n_out), w_out = static_cast<int>(g.dim[2].n_out);
+  const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
+  const rows_slice rs = rows_slice_of(pl, a, slice);
+  const float scale = rs.scale;
+  const int qd = rs.qd, n_d = rs.n_d;
+  const phase_order &H = pl.order[1], &W = pl.order[2];
+  const float* src = materialised(pl, a) + rs.src;
+  float* dst = a.out + rs.dst;
+  ex.threads([&](int tid, typename Exec::state&) {
+    const int warp = tid / 32, lane = tid % 32;
+    // Rows in groups of k_rows_in_flight per warp, each group's loads issued before its stores: one
+    // row at a time left one load in flight per thread (a load cannot pass the store before it,
+    // which might alias), and the launch ran at 1.35 TB/s, ~2x its bytes' time (ncu, H100).
+    for (int oh0 = warp * k_rows_in_flight; oh0 < h_out; oh0 += tile::k_warps * k_rows_in_flight) {
+      Index row_at[k_rows_in_flight];  // the row's part of the source offset
+      Index box_row[k_rows_in_flight];
+      Index n_dh[k_rows_in_flight];
+      int rh = (oh0 + p) % s, qh = (oh0 + p) / s;
+      FB_UNROLL
+      for (int u = 0; u < k_rows_in_flight; ++u) {
+        const int n_h = H.count(rh);
+        n_dh[u] = static_cast<Index>(n_d) * n_h;
+        row_at[u] = n_d * (H.offset(rh) * static_cast<Index>(w_out));
+        box_row[u] = static_cast<Index>(qd) * n_h + (qh - H.first_base(rh));
+        if (++rh == s) rh = 0, ++qh;
+      }
+      // The lane's source offsets for its current w phase (a lane keeps its phase while 32 % s == 0,
+      // e.g. s = 2: one computation per row group).
+      int rw = (lane + p) % s, qw = (lane + p) / s, cached_rw = -1;
+      Index at[k_rows_in_flight];
+      for (int ow = lane; ow < w_out; ow += 32) {
+        if (rw != cached_rw) {
+          const int n_w = W.count(rw), off_w = W.offset(rw), lo_w = W.first_base(rw);
+          FB_UNROLL
+          for (int u = 0; u < k_rows_in_flight; ++u) at[u] = row_at[u] + n_dh[u] * off_w + box_row[u] * n_w - lo_w;
+          cached_rw = rw;
+        }
+        float v[k_rows_in_flight];
+        FB_UNROLL
+        for (int u = 0; u < k_rows_in_flight; ++u) v[u] = oh0 + u < h_out ? src[at[u] + qw] : 0.0f;
+        FB_UNROLL
+        for (int u = 0; u < k_rows_in_flight; ++u)
+          if (oh0 + u < h_out) dst[static_cast<int64_t>(oh0 + u) * w_out + ow] = v[u] * scale;
+        rw += 32 % s;
+        qw += 32 / s;
+        if (rw >= s) rw -= s, ++qw;
+      }
+    }
+  });
+}
+
 /// Offset [doubles] of phase pp's prefix table inside a (b, co) region of the tables: the phases
 /// with taps (r < min(k, s) per dimension) in order, each (Jd+1) x (Jh+1) x (Jw+1).
 FB_HOST_DEVICE int64_t ptab_phase_offset(const plan& pl, const tile::phase_pos& pp) {
@@ -239,10 +402,29 @@ FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t 
     centres(pl, a)[block] =
         pl.centre_count > 0.0 ? static_cast<float>(r[pl.centre_tap] / pl.centre_count) : 0.0f;
   });
+  ex.sync();
+  // The volume minus its centre (centred_x), 4 floats at a time where the volumes are 16-byte aligned.
+  const int64_t n = g.dim[0].n_in * g.dim[1].n_in * g.dim[2].n_in;
+  float* xc = centred_x(pl, a) + block * n;
+  ex.threads([&](int tid, typename Exec::state&) {
+    const float c = centres(pl, a)[block];
+    const bool vec = n % 4 == 0 && reinterpret_cast<std::uintptr_t>(a.x) % 16 == 0;
+    const int64_t n4 = vec ? n / 4 : 0;
+    for (int64_t e = tid; e < n4; e += k_threads) {
+      float v[4];
+      tile::load_ro4(xv + 4 * e, v);
+      FB_UNROLL
+      for (int u = 0; u < 4; ++u) v[u] = v[u] - c;
+      tile::store4(xc + 4 * e, v);
+    }
+    for (int64_t e = 4 * n4 + tid; e < n; e += k_threads) xc[e] = tile::load_ro(xv + e) - c;
+  });
 }
 
 /// Lanes that share one mean: each sums every 32nd (ci, tap) product of the item, then a fixed tree.
 constexpr int k_mean_lanes = 32;
+/// Loads a lane of the means launch has in flight (mean_lane_sum).
+constexpr int k_mean_loads = 8;
 
 /// Lane `lane`'s share of ybar[b, co] for item = b * C_out + co: the fp64 FMA sum of W * R over the
 /// flat (ci, tap) indices lane, lane + 32, ... (W in its own [ci][co][tap] order). A warp per item:
@@ -251,10 +433,27 @@ FB_HOST_DEVICE double mean_lane_sum(const plan& pl, const args& a, int64_t item,
   const tile::geometry& g = pl.g;
   const int64_t b = item / g.c_out, co = item % g.c_out;
   const double* r = a.ws + pl.off_box_r + b * g.c_in * pl.k3;
+  // The lane's (ci, tap) advance without divisions, and its loads go out k_mean_loads at a time
+  // before the FMAs that use them (same FMA order): one division and one load per FMA made the
+  // means launch a chain of dependent round trips (F2F waiting on its load: most of its ncu
+  // samples, H100).
+  const int64_t n = g.c_in * pl.k3;
+  int64_t ci = lane / pl.k3, t = lane % pl.k3;
   double acc = 0.0;
-  for (int64_t j = lane; j < g.c_in * pl.k3; j += k_mean_lanes) {
-    const int64_t ci = j / pl.k3, t = j - ci * pl.k3;
-    acc = fma(static_cast<double>(tile::load_ro(a.weight + (ci * g.c_out + co) * pl.k3 + t)), r[j], acc);
+  for (int64_t j0 = lane; j0 < n; j0 += k_mean_lanes * k_mean_loads) {
+    float w[k_mean_loads];
+    double rv[k_mean_loads];
+    FB_UNROLL
+    for (int u = 0; u < k_mean_loads; ++u) {
+      const int64_t j = j0 + u * k_mean_lanes;
+      w[u] = j < n ? tile::load_ro(a.weight + (ci * g.c_out + co) * pl.k3 + t) : 0.0f;
+      rv[u] = j < n ? r[j] : 0.0;
+      t += k_mean_lanes;
+      while (t >= pl.k3) t -= pl.k3, ++ci;
+    }
+    FB_UNROLL
+    for (int u = 0; u < k_mean_loads; ++u)
+      if (j0 + u * k_mean_lanes < n) acc = fma(static_cast<double>(w[u]), rv[u], acc);
   }
   return acc;
 }
@@ -304,8 +503,18 @@ FB_HOST_DEVICE void ptab_item(const plan& pl, const args& a, int64_t item) {
         const int64_t td = pp.r[0] + (i - 1) * s, th = pp.r[1] + (j - 1) * s, tw = pp.r[2] + (l - 1) * s;
         const float* w = a.weight + co * pl.k3 + (td * k + th) * k + tw;
         double v = 0.0;
-        for (int64_t ci = 0; ci < g.c_in; ++ci)
-          v = fma(static_cast<double>(tile::load_ro(w + ci * g.c_out * pl.k3)), static_cast<double>(cs[ci]), v);
+        for (int64_t ci0 = 0; ci0 < g.c_in; ci0 += k_mean_loads) {  // loads first (mean_lane_sum says why)
+          float wv[k_mean_loads], cv[k_mean_loads];
+          FB_UNROLL
+          for (int u = 0; u < k_mean_loads; ++u) {
+            const bool in = ci0 + u < g.c_in;
+            wv[u] = in ? tile::load_ro(w + (ci0 + u) * g.c_out * pl.k3) : 0.0f;
+            cv[u] = in ? cs[ci0 + u] : 0.0f;
+          }
+          FB_UNROLL
+          for (int u = 0; u < k_mean_loads; ++u)
+            if (ci0 + u < g.c_in) v = fma(static_cast<double>(wv[u]), static_cast<double>(cv[u]), v);
+        }
         at(i, j, l) = ((((((v + at(i - 1, j, l)) + at(i, j - 1, l)) + at(i, j, l - 1)) - at(i - 1, j - 1, l)) -
                         at(i - 1, j, l - 1)) -
                        at(i, j - 1, l - 1)) +
@@ -449,9 +658,10 @@ FB_HOST_DEVICE void row_centres(const plan& pl, const args& a, const tile::block
   class_centres(tab, tile::class_combo(pl.g, pp, o.qd, o.qh0 + r, o.qw), cbase, hi, lo);
 }
 
-/// Pass 1's policy: per thread and channel, the fp32 sum over its k_rows outputs of one phase of
-/// (y - ybar)^2 = ((sum of centred products) - hi - lo)^2 (hi + lo: the output's centre,
-/// row_centres) is added to an fp64 slot (the thread's own: no barrier); at the end the block sums
+/// Pass 1's policy: every output's d = y - ybar = ((sum of centred products) - hi) - lo (hi + lo:
+/// the output's centre, row_centres) goes to the materialised buffer (phase_block_of), and per
+/// thread and channel the fp32 sum over its k_rows outputs of one phase of d^2 is added to an fp64
+/// slot (the thread's own: no barrier); at the end the block sums
 /// its 128 slots per channel in 16 fixed slices, then the slices in order, into m2_part[b, tile,
 /// co]. Its shared memory (region): m2s [k_co_thread][k_m2_stride] fp64, red [k_threads] fp64, then
 /// the class tables of two phases (k_class_floats fp32 each).
@@ -485,15 +695,25 @@ struct stats_policy {
     float part[k_co_thread];
     FB_UNROLL
     for (int c = 0; c < k_co_thread; ++c) part[c] = 0.0f;
+    // This thread's outputs in the materialised buffer: row r of channel c at at + r * n_w + c * plane.
+    const tile::geometry& g = pl.g;
+    const phase_block pb = phase_block_of(pl, pp.r[0], pp.r[1], pp.r[2]);
+    const int64_t plane = pl.spatial;
+    const int64_t at = (static_cast<int64_t>(bp.b) * g.c_out + o.co0) * plane + pb.base +
+                       (static_cast<int64_t>(o.qd - pb.lo_d) * pb.n_h + (o.qh0 - pb.lo_h)) * pb.n_w +
+                       (o.qw - pb.lo_w);
     FB_UNROLL
     for (int r = 0; r < tile::k_rows; ++r) {
       if (!o.row_ok[r]) continue;
       float h[k_co_thread], l[k_co_thread];
       row_centres<kTables>(pl, a, bp, pp, o, r, tab, cbase, h, l);
+      float* p = materialised(pl, a) + (at + r * pb.n_w);  // row r exists: the offset is >= 0
       FB_UNROLL
       for (int c = 0; c < k_co_thread; ++c) {
         const float d = (st.acc.v[r][c] - h[c]) - l[c];
         part[c] = tile::fma32(d, d, part[c]);
+        if (c < o.n_co) *p = d;
+        p += plane;
       }
     }
     FB_UNROLL
@@ -532,7 +752,7 @@ struct stats_policy {
   }
 };
 
-/// Pass 2's policy: out = scale_c * (y - ybar_bc) = scale_c * ((sum of centred products) - hi - lo),
+/// Pass 2's policy (eval mode: the scale is known before the convolution): out = scale_c * (y - ybar_bc) = scale_c * ((sum of centred products) - hi - lo),
 /// as fma(sum - hi, scale, -lo*scale), hi + lo the output's centre (as in pass 1). Its shared
 /// memory (region): scale [k_co_block], then hi [2][k_co_block] and -lo*scale [2][k_co_block] (fp32).
 template <bool kTables>
@@ -603,29 +823,66 @@ struct write_policy {
   FB_HOST_DEVICE void finish(Exec&, const tile::block_pos&, float*) const {}
 };
 
+/// Finalize's shared memory [doubles]: k_finalize_samples lane sums per warp lane, then the
+/// channel's ybar and m2 of up to k_finalize_samples samples.
+constexpr int k_finalize_samples = 32;  ///< samples per round of the tile sums (4 per warp)
+constexpr int k_finalize_smem_doubles = k_threads * (k_finalize_samples / tile::k_warps) + 2 * k_finalize_samples;
+
 /// Finalize block c: the channel's per-sample centred sums, its batch statistics, running buffers
-/// and scale (training); the scale from running_var (eval).
+/// and scale (training); the scale from running_var (eval). smem: k_finalize_smem_doubles.
+/// m2[b, c] = sum over tiles of m2_part[b, tile, c]: in rounds of k_finalize_samples samples, warp
+/// w takes 4 of them, lane l sums the tiles l, l + 32, ... of each (in order) and lane 0 adds the
+/// 32 lane sums in order. (A thread per sample adding all its tiles, and one thread combining the
+/// samples from global memory, was a chain of dependent L2 round trips: 21 us, ncu, H100.)
 template <class Exec>
-FB_HOST_DEVICE void finalize_block(Exec& ex, const plan& pl, const args& a, int64_t c) {
+FB_HOST_DEVICE void finalize_block(Exec& ex, const plan& pl, const args& a, int64_t c, double* smem) {
   const tile::geometry& g = pl.g;
+  constexpr int kPerWarp = k_finalize_samples / tile::k_warps;
+  double* lanes = smem;                              // [warp][sample of the warp][lane]
+  double* ybar_s = smem + k_threads * kPerWarp;      // the round's samples (kept when B fits one round)
+  double* m2_s = ybar_s + k_finalize_samples;
+  const bool one_round = g.batch <= k_finalize_samples;
   if (pl.training) {
-    ex.threads([&](int tid, typename Exec::state&) {
-      for (int64_t b = tid; b < g.batch; b += k_threads) {
-        const double* part = a.ws + pl.off_m2_part + b * g.tiles_per_sample * g.c_out + c;
+    for (int64_t b0 = 0; b0 < g.batch; b0 += k_finalize_samples) {
+      ex.threads([&](int tid, typename Exec::state&) {
+        const int warp = tid / 32, lane = tid % 32;
+        FB_UNROLL
+        for (int u = 0; u < kPerWarp; ++u) {
+          const int64_t b = b0 + warp * kPerWarp + u;
+          double acc = 0.0;
+          if (b < g.batch) {
+            const double* part = a.ws + pl.off_m2_part + b * g.tiles_per_sample * g.c_out + c;
+            for (int64_t t = lane; t < g.tiles_per_sample; t += 32) acc += part[t * g.c_out];
+          }
+          lanes[(warp * kPerWarp + u) * 32 + lane] = acc;
+        }
+      });
+      ex.sync();
+      ex.threads([&](int tid, typename Exec::state&) {
+        if (tid >= k_finalize_samples) return;
+        const int64_t b = b0 + tid;
+        if (b >= g.batch) return;
         double acc = 0.0;
-        for (int64_t t = 0; t < g.tiles_per_sample; ++t) acc += part[t * g.c_out];
+        for (int l = 0; l < 32; ++l) acc += lanes[tid * 32 + l];
         a.ws[pl.off_m2_bc + b * g.c_out + c] = acc;
-      }
-    });
-    ex.sync();
+        if (one_round) {
+          m2_s[tid] = acc;
+          ybar_s[tid] = a.ws[pl.off_ybar + b * g.c_out + c];
+        }
+      });
+      ex.sync();
+    }
   }
   ex.threads([&](int tid, typename Exec::state&) {
     if (tid != 0) return;
     const double gamma = static_cast<double>(a.gamma[c]);
     double var = 0.0;
     if (pl.training) {
-      bn::channel_moments mo = bn::combine_sample_moments(a.ws + pl.off_ybar + c, a.ws + pl.off_m2_bc + c, g.batch,
-                                                          g.c_out, static_cast<double>(pl.spatial));
+      // From shared memory when the batch fits one round (the default), else from the workspace.
+      bn::channel_moments mo =
+          one_round ? bn::combine_sample_moments(ybar_s, m2_s, g.batch, 1, static_cast<double>(pl.spatial))
+                    : bn::combine_sample_moments(a.ws + pl.off_ybar + c, a.ws + pl.off_m2_bc + c, g.batch, g.c_out,
+                                                 static_cast<double>(pl.spatial));
       var = mo.var_biased;
       if (a.conv_bias != nullptr) mo.mean += static_cast<double>(a.conv_bias[c]);  // the true batch mean
       bn::update_running(a.running_mean, a.running_var, c, mo, static_cast<double>(g.batch * pl.spatial),
@@ -645,10 +902,12 @@ template <int kJ0, bool kChunked, bool kStats, class Exec>
 FB_HOST_DEVICE void pass_block(Exec& ex, const plan& pl, const args& a, int64_t block, float* smem) {
   if constexpr (kStats) {
     const stats_policy<kJ0 != 0> pol{pl, a};
-    tile::conv_tile_block<kJ0, kChunked>(ex, pl.g, a.x, centres(pl, a), arranged_weights(pl, a), block, smem, pol);
+    tile::conv_tile_block<kJ0, kChunked>(ex, pl.g, centred_x(pl, a), nullptr, arranged_weights(pl, a), block, smem,
+                                         pol);
   } else {
     const write_policy<kJ0 != 0> pol{pl, a};
-    tile::conv_tile_block<kJ0, kChunked>(ex, pl.g, a.x, centres(pl, a), arranged_weights(pl, a), block, smem, pol);
+    tile::conv_tile_block<kJ0, kChunked>(ex, pl.g, centred_x(pl, a), nullptr, arranged_weights(pl, a), block, smem,
+                                         pol);
   }
 }
 

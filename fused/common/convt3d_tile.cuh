@@ -67,16 +67,6 @@
 #include "fused/common/convt_phase.cuh"
 #include "fused/common/host_device.cuh"
 
-#if defined(__CUDA_ARCH__)
-#define FB_UNROLL _Pragma("unroll")
-#define FB_NO_UNROLL _Pragma("unroll 1")
-#elif defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
-#define FB_UNROLL _Pragma("GCC unroll 64")
-#define FB_NO_UNROLL
-#else
-#define FB_UNROLL
-#define FB_NO_UNROLL
-#endif
 
 namespace fb::fused::convt3d_tile {
 
@@ -250,6 +240,14 @@ FB_HOST_DEVICE void group_of(const geometry& g, phase_pos& pp) {
   }
 }
 
+/// Taps of residue r along a dimension, without a division: with k = (J0 - 1) s + m, 1 <= m <= s,
+/// J(r) = ceil((k - r)/s) is J0 for r < m and J0 - 1 for m <= r < s (0 when k < s <= r: then J0 = 1).
+FB_HOST_DEVICE int taps_of_residue(const geometry& g, int r) {
+  const int j0 = static_cast<int>(g.j0);
+  const int m = static_cast<int>(g.dim[0].k) - (j0 - 1) * static_cast<int>(g.dim[0].s);
+  return r < m ? j0 : j0 - 1;
+}
+
 FB_HOST_DEVICE phase_pos phase_of(const geometry& g, int64_t ph) {
   const int s = static_cast<int>(g.dim[0].s);
   const int phase = static_cast<int>(ph);
@@ -258,15 +256,31 @@ FB_HOST_DEVICE phase_pos phase_of(const geometry& g, int64_t ph) {
   pp.r[1] = (phase / s) % s;
   pp.r[2] = phase % s;
   pp.index = phase;
-  // taps(r) of phase_dim in 32-bit (k, s <= 2^20): per phase in every thread, see group_of.
-  const int k = static_cast<int>(g.dim[0].k);
-  auto taps = [&](int r) { return r < k ? (k - r + s - 1) / s : 0; };
-  pp.jd = taps(pp.r[0]);
-  pp.jh = taps(pp.r[1]);
-  pp.jw = taps(pp.r[2]);
+  pp.jd = taps_of_residue(g, pp.r[0]);
+  pp.jh = taps_of_residue(g, pp.r[1]);
+  pp.jw = taps_of_residue(g, pp.r[2]);
   pp.taps = pp.jd * pp.jh * pp.jw;
   group_of(g, pp);
   return pp;
+}
+
+/// phase_of(g, pp.index + 1) from pp: the residues advance with carries and only group_of divides
+/// (phase_of's divisions, run by every thread for every phase, were ~7% of the #15 statistics pass's
+/// stall samples on the H100: dependent 32-bit division sequences right after the phase barrier).
+FB_HOST_DEVICE phase_pos phase_after(const geometry& g, const phase_pos& pp) {
+  const int s = static_cast<int>(g.dim[0].s);
+  phase_pos n = pp;
+  n.index = pp.index + 1;
+  if (++n.r[2] == s) {
+    n.r[2] = 0;
+    if (++n.r[1] == s) n.r[1] = 0, ++n.r[0];
+  }
+  n.jd = taps_of_residue(g, n.r[0]);
+  n.jh = taps_of_residue(g, n.r[1]);
+  n.jw = taps_of_residue(g, n.r[2]);
+  n.taps = n.jd * n.jh * n.jw;
+  group_of(g, n);
+  return n;
 }
 
 /// Offset [floats] of phase ph's weights inside a channel block's region of the arranged weights:
@@ -334,6 +348,25 @@ FB_HOST_DEVICE float load_ro(const float* p) {
   return __ldg(p);
 #else
   return *p;
+#endif
+}
+
+/// 16 bytes through the read-only path (p 16-byte aligned).
+FB_HOST_DEVICE void load_ro4(const float* p, float (&v)[4]) {
+#if defined(__CUDA_ARCH__)
+  const float4 t = __ldg(reinterpret_cast<const float4*>(p));
+  v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
+#else
+  for (int u = 0; u < 4; ++u) v[u] = p[u];
+#endif
+}
+
+/// 16 bytes to global memory (p 16-byte aligned).
+FB_HOST_DEVICE void store4(float* p, const float (&v)[4]) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+#else
+  for (int u = 0; u < 4; ++u) p[u] = v[u];
 #endif
 }
 
@@ -1003,7 +1036,7 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
   phase_pos next = phase_of(g, 0);
   for (int ph = 0; ph < static_cast<int>(g.n_phases); ++ph) {
     const phase_pos pp = next;
-    if (ph + 1 < static_cast<int>(g.n_phases)) next = phase_of(g, ph + 1);
+    if (ph + 1 < static_cast<int>(g.n_phases)) next = phase_after(g, pp);
     const int64_t n_chunks = kChunked ? g.n_ci_chunks : 1;
     float* ws = weights_of(ph);
     for (int u = 0; u < n_sub; ++u) {

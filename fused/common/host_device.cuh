@@ -16,3 +16,15 @@
 #else
 #define FB_HOST_DEVICE_OUT_OF_LINE inline
 #endif
+
+/// Loop unrolling requests that both compilers honour (loops over compile-time register tiles).
+#if defined(__CUDA_ARCH__)
+#define FB_UNROLL _Pragma("unroll")
+#define FB_NO_UNROLL _Pragma("unroll 1")
+#elif defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#define FB_UNROLL _Pragma("GCC unroll 64")
+#define FB_NO_UNROLL
+#else
+#define FB_UNROLL
+#define FB_NO_UNROLL
+#endif
