@@ -93,14 +93,15 @@ model_entry convt3d_bn_sub() {
 #if FUSEBENCH_HAVE_CUDA
   m.fused.push_back(fused_implementation(device_kind::cuda));
 #endif
-  // The floor of the fused algorithm. Bytes: x read once, weights and the per-channel parameters
-  // read, the output written once (nothing else of output size moves). FLOPs: 2 per valid-tap MAC
-  // (B*C_in*C_out times the valid (input, tap) pairs of each dimension) per pass over the
-  // convolution: 2 passes in training (statistics, then output), 1 in eval (running statistics).
+  // The floor of the fused algorithm (fused/convt3d_bn_sub.cu). Bytes: x read, x - c written and
+  // read once, weights and the per-channel parameters read, the output written; in training also
+  // y - ybar (the output's size) written and read once (it is materialised, not recomputed).
+  // FLOPs: 2 per valid-tap MAC (B*C_in*C_out times the valid (input, tap) pairs of each dimension),
+  // one pass over the convolution in both modes.
   m.fused_work = [](const config& c) {
     const convt3d_floor_sizes s = convt3d_floor(c, model::conv_output_shape(c));
-    const double passes = c.training ? 2.0 : 1.0;
-    return work_estimate{4.0 * (s.x + s.w + 5.0 * c.out_channels + s.out), 2.0 * s.macs * passes};
+    const double out_moves = c.training ? 3.0 : 1.0;
+    return work_estimate{4.0 * (3.0 * s.x + s.w + 5.0 * c.out_channels + out_moves * s.out), 2.0 * s.macs};
   };
   m.sweep_variants = [](const config& base) {
     auto v = batch_variants(base, {{"batch x0.125", 2}, {"batch x0.5", 8}, {"batch x2", 32}});
