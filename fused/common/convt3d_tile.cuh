@@ -248,6 +248,15 @@ FB_HOST_DEVICE int taps_of_residue(const geometry& g, int r) {
   return r < m ? j0 : j0 - 1;
 }
 
+/// The taps per dimension, their product and the partial-sum groups of a phase whose residues are set.
+FB_HOST_DEVICE void taps_and_groups_of(const geometry& g, phase_pos& pp) {
+  pp.jd = taps_of_residue(g, pp.r[0]);
+  pp.jh = taps_of_residue(g, pp.r[1]);
+  pp.jw = taps_of_residue(g, pp.r[2]);
+  pp.taps = pp.jd * pp.jh * pp.jw;
+  group_of(g, pp);
+}
+
 FB_HOST_DEVICE phase_pos phase_of(const geometry& g, int64_t ph) {
   const int s = static_cast<int>(g.dim[0].s);
   const int phase = static_cast<int>(ph);
@@ -256,11 +265,7 @@ FB_HOST_DEVICE phase_pos phase_of(const geometry& g, int64_t ph) {
   pp.r[1] = (phase / s) % s;
   pp.r[2] = phase % s;
   pp.index = phase;
-  pp.jd = taps_of_residue(g, pp.r[0]);
-  pp.jh = taps_of_residue(g, pp.r[1]);
-  pp.jw = taps_of_residue(g, pp.r[2]);
-  pp.taps = pp.jd * pp.jh * pp.jw;
-  group_of(g, pp);
+  taps_and_groups_of(g, pp);
   return pp;
 }
 
@@ -275,11 +280,7 @@ FB_HOST_DEVICE phase_pos phase_after(const geometry& g, const phase_pos& pp) {
     n.r[2] = 0;
     if (++n.r[1] == s) n.r[1] = 0, ++n.r[0];
   }
-  n.jd = taps_of_residue(g, n.r[0]);
-  n.jh = taps_of_residue(g, n.r[1]);
-  n.jw = taps_of_residue(g, n.r[2]);
-  n.taps = n.jd * n.jh * n.jw;
-  group_of(g, n);
+  taps_and_groups_of(g, n);
   return n;
 }
 
