@@ -49,13 +49,13 @@
 // cores.
 //
 // Threads whose phase has no output (tile edges, padded channels) skip the tap loop.
-// Resources (nvcc 13, sm_90, -Xptxas -v, after the centring; fused/convt3d_bn_sub_pass_j2_*.cu):
-// the default path (J0 = 2, one channel chunk) holds 126 registers in the statistics pass with no
-// spills and 128 in the writing pass with 56 bytes of spill stores / 252 of loads (its per-output
-// centres at the borders, centre_at); dynamic shared memory per the plan (smem_stats_bytes,
-// smem_write_bytes); two blocks per SM (the register limit of __launch_bounds__(256, 2)). The chunked instantiations (C_in
-// beyond what fits, e.g. > 23 at k=3, s=2) keep both register tiles live through staging and spill
-// more (J0 = 2: 216 / 1,400 bytes statistics, 320 / 3,128 bytes writing).
+// Resources (nvcc 13, sm_90, -Xptxas -v, 2026-11-25; fused/convt3d_bn_sub_pass_j2_*.cu): the
+// default path (J0 = 2, one channel chunk) holds 128 registers in the statistics pass with no
+// spills and 128 in the (eval) writing pass with 8 bytes of spill stores / 4 of loads; dynamic
+// shared memory per the plan (smem_stats_bytes, smem_write_bytes); two blocks per SM (the register
+// limit of __launch_bounds__(256, 2)). The chunked instantiations (C_in beyond what fits, e.g. > 23
+// at k=3, s=2) keep both register tiles live through staging and spill more (J0 = 2: 80 / 104
+// bytes statistics, 112 / 180 bytes writing).
 //
 // Measured earlier (H100 80GB HBM3, 2026-11-23, fused_cuda_selftest --bench, default config, training,
 // both passes convolving):

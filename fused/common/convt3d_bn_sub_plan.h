@@ -19,8 +19,8 @@
 ///   4. finalize  block c: m2[b, c] = sum over tiles (fixed order); batch mean and biased variance
 ///                (bn::combine_sample_moments), running buffers, scale_c = gamma_c / sqrt(var_c + eps)
 ///                (eval: from running_var).
-///   5. training: rows  a warp per output row: out = scale_c * (y - ybar_bc) from off_y, in the
-///                output's order (write_row).
+///   5. training: rows  a block per (b, co, od) slice: out = scale_c * (y - ybar_bc) from off_y,
+///                in the output's order (rows_block).
 ///      eval:     pass 2 the convolution (the scale is known before it) and
 ///                out = scale_c * (y - ybar_bc) straight from the accumulators (write_policy).
 ///
@@ -263,7 +263,7 @@ FB_HOST_DEVICE int64_t output_slices(const plan& pl) { return pl.g.batch * pl.g.
 struct rows_slice {
   int64_t bc;     ///< b * C_out + co
   float scale;    ///< scale_c
-  int rd, qd, n_d;  ///< d phase, base inside its box, outputs of the phase along d
+  int qd, n_d;    ///< base inside the d phase's box, outputs of that phase along d
   int64_t src;    ///< materialised offset of the (b, co) plane's d-phase box
   int64_t dst;    ///< output offset of the slice
 };
@@ -288,10 +288,10 @@ FB_HOST_DEVICE rows_slice rows_slice_of(const plan& pl, const args& a, int64_t s
   }
   rs.scale = static_cast<float>(a.ws[pl.off_scale + co]);
   const phase_order& D = pl.order[0];
-  rs.rd = (od + p) % s;
-  rs.qd = (od + p) / s - D.first_base(rs.rd);
-  rs.n_d = D.count(rs.rd);
-  rs.src = rs.bc * pl.spatial + D.offset(rs.rd) * static_cast<int64_t>(h_out) * w_out;
+  const int rd = (od + p) % s;
+  rs.qd = (od + p) / s - D.first_base(rd);
+  rs.n_d = D.count(rd);
+  rs.src = rs.bc * pl.spatial + D.offset(rd) * static_cast<int64_t>(h_out) * w_out;
   rs.dst = (rs.bc * g.dim[0].n_out + od) * h_out * static_cast<int64_t>(w_out);
   return rs;
 }
@@ -752,8 +752,9 @@ struct stats_policy {
   }
 };
 
-/// Pass 2's policy (eval mode: the scale is known before the convolution): out = scale_c * (y - ybar_bc) = scale_c * ((sum of centred products) - hi - lo),
-/// as fma(sum - hi, scale, -lo*scale), hi + lo the output's centre (as in pass 1). Its shared
+/// Pass 2's policy (eval mode: the scale is known before the convolution): out = scale_c * (y -
+/// ybar_bc) = scale_c * ((sum of centred products) - hi - lo), as fma(sum - hi, scale, -lo*scale),
+/// hi + lo the output's centre (as in pass 1). Its shared
 /// memory (region): scale [k_co_block], then hi [2][k_co_block] and -lo*scale [2][k_co_block] (fp32).
 template <bool kTables>
 struct write_policy {

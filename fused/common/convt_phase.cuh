@@ -63,7 +63,8 @@ struct phase_dim {
 /// Phase-major order along one dimension: the outputs of phase 0 by base, then those of phase 1,
 /// and so on. Output o of phase r = phase_of(o) sits at offset(r) + base_of(o) - first_base(r).
 /// Closed forms from two divisions made once (t = o + p runs over [p, p + n_out); phase r holds the
-/// t with t mod s = r), all 32-bit: make_plan bounds every size by 2^22, and the GPU divides 64-bit
+/// t with t mod s = r), all 32-bit: p + n_out fits (require_convt3d_sizes: inputs and padding
+/// <= 2^20, k and s <= 64, so p + n_out < 2^27), and the GPU divides 64-bit
 /// numbers in a called routine (a per-output loop of 64-bit divisions made #15's rows launch 4x
 /// slower than its memory traffic, H100 2026-11-25).
 struct phase_order {
