@@ -3,8 +3,8 @@
 // batch variance var_c needs the whole batch before any output can be written.
 //
 // Launches (fused/common/convt3d_bn_sub_plan.h has the block programs, run identically by the host
-// executor): prep (tap-box sums of x; weights arranged per phase) -> means -> tables (the centres'
-// class tables, J0 <= 2) -> then
+// executor): prep (tap-box sums of x; weights arranged per phase) -> centring (the means, and the
+// centres' class tables when J0 <= 2) -> then
 //   training: pass 1 (the convolution: centred statistics, and y - ybar stored in the workspace)
 //             -> finalize -> rows (out = scale_c * (y - ybar), read back in the output's order);
 //   eval:     finalize -> pass 2 (the convolution, out = scale_c * (y - ybar) from the accumulators).
@@ -92,6 +92,8 @@ namespace {
 
 namespace tile = fb::fused::convt3d_tile;
 using detail::args;
+using fb::fused::allow_dependent_launch;
+using fb::fused::wait_for_preceding_launch;
 using fb::fused::device::device_exec;
 using detail::plan;
 
@@ -101,35 +103,19 @@ __global__ void __launch_bounds__(tile::k_threads) prep_kernel(const __grid_cons
   detail::prep_block(ex, pl, a, blockIdx.x);
 }
 
-__global__ void __launch_bounds__(tile::k_threads) means_kernel(const __grid_constant__ plan pl,
-                                                                const __grid_constant__ args a) {
-  const int64_t n_means = pl.g.batch * pl.g.c_out;
-  const int64_t mean_blocks = (n_means * detail::k_mean_lanes + tile::k_threads - 1) / tile::k_threads;
-  if (blockIdx.x >= mean_blocks) {
-    // The prefix tables of the centring: a thread per (b, co, phase with taps).
-    const int64_t item = (static_cast<int64_t>(blockIdx.x) - mean_blocks) * tile::k_threads + threadIdx.x;
-    if (item < detail::ptab_items(pl)) detail::ptab_item(pl, a, item);
-    return;
-  }
-  // One warp per (b, co); lane sums reduced in the fixed tree mean_from_lanes uses on the host.
-  const int64_t item = (static_cast<int64_t>(blockIdx.x) * tile::k_threads + threadIdx.x) / detail::k_mean_lanes;
-  if (item >= n_means) return;
-  const int lane = static_cast<int>(threadIdx.x) % detail::k_mean_lanes;
-  double v = detail::mean_lane_sum(pl, a, item, lane);
-  for (int off = detail::k_mean_lanes / 2; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);
-  if (lane == 0) a.ws[pl.off_ybar + item] = v / static_cast<double>(pl.spatial);
-}
-
-// The class tables of the centres (a thread per item); needs ybar and the prefix tables.
-__global__ void __launch_bounds__(tile::k_threads) tables_kernel(const __grid_constant__ plan pl,
-                                                                 const __grid_constant__ args a) {
-  const int64_t item = static_cast<int64_t>(blockIdx.x) * tile::k_threads + threadIdx.x;
-  if (item < pl.ctab_items) detail::class_table_item(pl, a, item);
+// The centring launch (a block per (b, channel slot): ybar, the prefix tables, the class tables).
+__global__ void __launch_bounds__(tile::k_threads) centring_kernel(const __grid_constant__ plan pl,
+                                                                   const __grid_constant__ args a) {
+  __shared__ double smem[detail::k_centring_smem_doubles];
+  allow_dependent_launch();  // pass 1 (a dependent launch) may stage x while this runs
+  device_exec ex;
+  detail::centring_block(ex, pl, a, blockIdx.x, smem);
 }
 
 __global__ void __launch_bounds__(tile::k_threads) finalize_kernel(const __grid_constant__ plan pl,
                                                                    const __grid_constant__ args a) {
   __shared__ double smem[detail::k_finalize_smem_doubles];
+  allow_dependent_launch();  // the rows launch or pass 2 (dependent launches) may start while this runs
   device_exec ex;
   detail::finalize_block(ex, pl, a, blockIdx.x, smem);
 }
@@ -145,6 +131,7 @@ template <class Index>
 __global__ void __launch_bounds__(tile::k_threads, 3) rows_kernel(const __grid_constant__ plan pl,
                                                                   const __grid_constant__ args a) {
   device_exec ex;
+  wait_for_preceding_launch();  // a dependent launch of finalize: the scale comes from it
   // Last slice first: pass 1 wrote the last samples' planes last, and the tail of what it wrote is
   // still in L2.
   const int64_t n = detail::output_slices(pl);
@@ -174,26 +161,18 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   const auto s = static_cast<cudaStream_t>(stream);
   prep_kernel<<<static_cast<unsigned>(detail::prep_blocks(pl)), tile::k_threads, 0, s>>>(pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
-  const int64_t items = pl.g.batch * pl.g.c_out;
-  const int64_t blocks = (items * detail::k_mean_lanes + tile::k_threads - 1) / tile::k_threads +
-                         (detail::ptab_items(pl) + tile::k_threads - 1) / tile::k_threads;
-  means_kernel<<<static_cast<unsigned>(blocks), tile::k_threads, 0, s>>>(pl, a);
+  centring_kernel<<<static_cast<unsigned>(detail::centring_blocks(pl)), tile::k_threads, 0, s>>>(pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
-  if (pl.ctab_items > 0) {
-    tables_kernel<<<static_cast<unsigned>((pl.ctab_items + tile::k_threads - 1) / tile::k_threads), tile::k_threads, 0,
-                    s>>>(pl, a);
-    FB_CUDA_CHECK(cudaGetLastError());
-  }
   if (pl.training) launch_pass<true>(pl, a, s);
   finalize_kernel<<<static_cast<unsigned>(pl.g.c_out), tile::k_threads, 0, s>>>(pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
   if (pl.training) {
     const int64_t blocks = std::min(k_rows_max_blocks, detail::output_slices(pl));
     if (pl.spatial < (int64_t{1} << 31))
-      rows_kernel<int><<<static_cast<unsigned>(blocks), tile::k_threads, 0, s>>>(pl, a);
+      fb::fused::device::launch_dependent(rows_kernel<int>, static_cast<unsigned>(blocks), tile::k_threads, 0, s, pl, a);
     else
-      rows_kernel<int64_t><<<static_cast<unsigned>(blocks), tile::k_threads, 0, s>>>(pl, a);
-    FB_CUDA_CHECK(cudaGetLastError());
+      fb::fused::device::launch_dependent(rows_kernel<int64_t>, static_cast<unsigned>(blocks), tile::k_threads, 0, s,
+                                          pl, a);
   } else {
     launch_pass<false>(pl, a, s);
   }

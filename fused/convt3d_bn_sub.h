@@ -9,11 +9,11 @@
 /// variance; the conv bias still enters running_mean. Algorithm and precision: fused/convt3d_bn_sub.cu.
 ///
 /// Workspace at the default config (B=16, C_in=16, C_out=32, 16x32x32, k=3, s=2, p=1), training:
-/// 275,062,016 bytes + 256 alignment (262 MiB): 251,983,872 of them the materialised y - ybar (fp32,
+/// 274,660,608 bytes + 256 alignment (262 MiB): 251,983,872 of them the materialised y - ybar (fp32,
 /// the output's size: training writes it in the convolution pass and reads it once, instead of
 /// convolving a second time; measured faster, fused/convt3d_bn_sub.cu), 16,777,216 x - c (fp32, x's
-/// size: the centring done once, not in every block that stages x), 6,300,928 the rest (2 MiB of
-/// it the centres' class tables). Eval mode has no materialised buffer: 23,078,144 + 256.
+/// size: the centring done once, not in every block that stages x), 5,899,520 the rest (2 MiB of
+/// it the centres' class tables). Eval mode has no materialised buffer: 22,676,736 + 256.
 /// Property test FusedConvT3dBnSub.WorkspaceAtDefault.
 #include <cstddef>
 #include <cstdint>

@@ -34,13 +34,8 @@ void host_pass(const plan& pl, const args& a) {
 void run_host_plan(const plan& pl, const args& a) {
   tile::host_exec ex;
   for (int64_t block = 0; block < prep_blocks(pl); ++block) prep_block(ex, pl, a, block);
-  for (int64_t item = 0; item < pl.g.batch * pl.g.c_out; ++item) {
-    double lanes[k_mean_lanes];
-    for (int lane = 0; lane < k_mean_lanes; ++lane) lanes[lane] = mean_lane_sum(pl, a, item, lane);
-    a.ws[pl.off_ybar + item] = mean_from_lanes(pl, lanes);
-  }
-  for (int64_t item = 0; item < ptab_items(pl); ++item) ptab_item(pl, a, item);
-  for (int64_t item = 0; item < pl.ctab_items; ++item) class_table_item(pl, a, item);
+  double centring_smem[k_centring_smem_doubles];
+  for (int64_t block = 0; block < centring_blocks(pl); ++block) centring_block(ex, pl, a, block, centring_smem);
   if (pl.training) host_pass<true>(pl, a);
   std::vector<double> finalize_smem(k_finalize_smem_doubles);
   for (int64_t c = 0; c < pl.g.c_out; ++c) finalize_block(ex, pl, a, c, finalize_smem.data());

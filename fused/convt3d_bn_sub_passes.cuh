@@ -32,10 +32,12 @@ template <int kJ0, bool kStats>
 void launch_pass_variant(const plan& pl, const args& a, cudaStream_t stream) {
   const std::size_t smem = kStats ? pl.smem_stats_bytes : pl.smem_write_bytes;
   const auto blocks = static_cast<unsigned>(pl.g.n_blocks);
+  // A dependent of the launch before it (centring, or finalize in eval mode): the blocks stage x and
+  // the first weights while that launch finishes; the policies wait before they read its results
+  // (wait_for_preceding_launch).
   auto go = [&](auto kernel) {
     fb::fused::device::allow_large_smem(reinterpret_cast<const void*>(kernel), tile::k_smem_max_bytes);
-    kernel<<<blocks, tile::k_threads, smem, stream>>>(pl, a);
-    FB_CUDA_CHECK(cudaGetLastError());
+    fb::fused::device::launch_dependent(kernel, blocks, tile::k_threads, smem, stream, pl, a);
   };
   if (pl.g.n_ci_chunks > 1)
     go(pass_kernel<kJ0, true, kStats>);

@@ -7,12 +7,12 @@
 /// Launch sequence (one stream):
 ///   1. prep      blocks [0, B*C_in): tap-box sums R[b, ci, tap] (tap_box_sums.cuh), x's centre;
 ///                blocks after: the weights arranged per (channel block, phase) (convt3d_tile.cuh).
-///   2. means     warp (b, co): ybar[b, co] = sum_ci sum_tap W R / (D'H'W'), fp64, no bias;
-///                blocks after, thread per (b, co, phase with taps): the prefix table of the
-///                centring (ptab_item).
-///   2b. tables   (J0 <= 2) thread per (b, phase, class combination, channel): the centre ybar - K(o)
-///                of the outputs of that border class, hi + lo (class_table_item); the passes stage
-///                a phase's table per block and look each output's centre up without branches.
+///   2. centring block per (b, channel slot): ybar[b, co] = sum_ci sum_tap W R / (D'H'W'), fp64,
+///                no bias (a warp's lane sums, fixed tree); the taps' shares V and the prefix
+///                tables of the centring (tap_share_item, ptab_item); then (J0 <= 2) the class
+///                tables: per (phase, class combination) the centre ybar - K(o) of the outputs of
+///                that border class, hi + lo (class_table_item); the passes stage a phase's table
+///                per block and look each output's centre up without branches (centring_block).
 ///   3. pass 1    (training) the convolution, tile by tile; per tile and channel the centred sum
 ///                sum (y - ybar)^2 over its outputs -> m2_part[b, tile, co], and every y - ybar
 ///                (fp32) into the workspace at off_y in phase-major order (phase_block_of).
@@ -34,11 +34,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "fused/common/batch_norm.cuh"
 #include "fused/common/convt3d_tile.cuh"
 #include "fused/common/convt_index.cuh"
+#include "fused/common/pdl.cuh"
 #include "fused/common/plan_util.h"
 #include "fused/common/tap_box_sums.cuh"
 #include "fused/convt3d_bn_sub.h"
@@ -59,10 +61,11 @@ constexpr int k_m2_stride = k_threads + 1;
 /// combination (tile::class_combo) and channel of the block.
 constexpr int k_class_floats = tile::k_class_combos * k_co_block * 2;
 /// Shared memory of the statistics pass's own region: per-thread fp64 partials [k_co_thread][k_m2_stride],
-/// the block's slice sums [k_threads / k_co_block][k_co_block] (fp64), and the centres of the current
-/// phase (k_class_floats), double-buffered by phase parity.
+/// the block's slice sums [k_threads / k_co_block][k_co_block] (fp64), the centres of the current
+/// phase (k_class_floats) and where its outputs go (stats_policy::phase_place, 16 bytes), both
+/// double-buffered by phase parity.
 constexpr std::size_t k_stats_smem_bytes = sizeof(double) * (k_co_thread * k_m2_stride + k_threads) +
-                                           sizeof(float) * 2 * k_class_floats;
+                                           sizeof(float) * 2 * k_class_floats + 2 * 16;
 /// The writing pass's region: the scale per block channel, then the centres as in pass 1 (fp32).
 constexpr std::size_t k_write_smem_bytes = sizeof(float) * (4 * k_co_block + 2 * k_class_floats);
 
@@ -77,7 +80,7 @@ struct plan {
   int64_t ptab_m;              ///< phases with taps per dimension: min(k, s)
   int64_t ptab_per_bc;         ///< prefix-table doubles per (b, co): (k + ptab_m)^3
   int64_t off_box_a, off_box_b, off_box_r, off_ybar, off_m2_part, off_m2_bc, off_scale, off_centre, off_ptab,
-      off_ctab, off_wt, off_y, off_xc;
+      off_shares, off_ctab, off_wt, off_y, off_xc;
   /// The centres of every output come from class tables (J0 <= 2: tile::tap_class), fp32 hi + lo
   /// pairs [B][s^3 phases][k_class_combos][n_co_blocks * k_co_block] at off_ctab; otherwise (J0 > 2)
   /// each output's centre is computed where it is used (centre_at).
@@ -117,13 +120,9 @@ inline plan make_plan(const problem& p, bool force_generic = false) {
           g.n_blocks);
   require(g.wt_floats < (int64_t{1} << 31), m, "in_channels*out_channels*kernel_size^3",
           "too large (arranged weights must be < 2^31 floats)", g.wt_floats);
-  {
-    const int64_t m3 = std::min(p.kernel_size, p.stride) * std::min(p.kernel_size, p.stride) *
-                       std::min(p.kernel_size, p.stride);
-    // The means launch: a warp per mean, then a thread per prefix table.
-    require(p.batch * p.out_channels * (32 + m3) < (int64_t{1} << 31), m, "batch*out_channels",
-            "too large (threads of the means launch must be < 2^31)", p.batch * p.out_channels);
-  }
+  // The centring launch: a block per (b, channel slot).
+  require(p.batch * g.n_co_blocks * k_co_block < (int64_t{1} << 31), m, "batch*out_channels",
+          "too large (blocks of the centring launch must be < 2^31)", p.batch * p.out_channels);
   // x's centre per (b, ci): the mean over the box of the tap with the most inputs (the whole
   // volume, or most of it; any value is exact, the mean makes x - c small).
   pl.centre_tap = 0;
@@ -152,8 +151,10 @@ inline plan make_plan(const problem& p, bool force_generic = false) {
   pl.off_centre = pl.off_scale + p.out_channels;  // fp32 [B][C_in]
   pl.off_ptab = pl.off_centre + (volumes + 1) / 2;
   pl.class_table = g.j0 <= 2;
+  // The prefix tables only where there are no class tables (centre_at reads them).
+  pl.off_shares = pl.off_ptab + (pl.class_table ? 0 : p.batch * p.out_channels * pl.ptab_per_bc);
   pl.ctab_items = pl.class_table ? p.batch * g.n_phases * tile::k_class_combos * g.n_co_blocks * k_co_block : 0;
-  pl.off_ctab = ((pl.off_ptab + p.batch * p.out_channels * pl.ptab_per_bc + 1) / 2) * 2;  // 16-byte aligned
+  pl.off_ctab = ((pl.off_shares + p.batch * p.out_channels * pl.k3 + 1) / 2) * 2;  // 16-byte aligned
   pl.off_wt = pl.off_ctab + pl.ctab_items;  // one double (two floats) per item: stays 16-byte aligned
   require(pl.ctab_items < (int64_t{1} << 31), m, "batch*out_channels*stride^3",
           "too large (class-table items must be < 2^31)", pl.ctab_items);
@@ -296,66 +297,80 @@ FB_HOST_DEVICE rows_slice rows_slice_of(const plan& pl, const args& a, int64_t s
   return rs;
 }
 
-/// The rows launch (training), slice (b, co, od): out = scale_c * (y - ybar_bc), y - ybar_bc from the
-/// materialised buffer (phase_block_of). Warp w takes the rows from w * k_rows_in_flight on, in
-/// groups of k_rows_in_flight, k_warps groups apart; its lanes the columns ow = lane, lane + 32, ...:
-/// whole-sector stores in the output's order; the loads are runs of 32/s consecutive floats, one per
-/// w phase. The w phase and base advance without divisions. (Tried: staging a slice in shared
-/// memory with cp.async from the phase-major places, then writing it in order: 301 us against this
-/// version's 188, 268M instructions against 114M; H100, 2026-11-25.) Index: the type of offsets
-/// inside a (b, co) plane: int when the plane has fewer than 2^31 floats (fewer registers: the
-/// launch's occupancy is what hides its loads' latency), else int64_t.
-template <class Index, class Exec>
-FB_HOST_DEVICE void rows_block(Exec& ex, const plan& pl, const args& a, int64_t slice) {
+/// Row groups of a slice: k_rows_in_flight output rows each (the work item of one warp).
+FB_HOST_DEVICE int rows_groups(const plan& pl) {
+  return static_cast<int>((pl.g.dim[1].n_out + k_rows_in_flight - 1) / k_rows_in_flight);
+}
+
+/// The rows launch (training), row group `group` of slice rs (b, co, od), lane `lane` of the warp
+/// that holds it: out = scale_c * (y - ybar_bc), y - ybar_bc from the materialised buffer
+/// (phase_block_of), for the rows group * k_rows_in_flight .. + k_rows_in_flight - 1 and the columns
+/// ow = lane, lane + 32, ...: whole-sector stores in the output's order; the loads are runs of 32/s
+/// consecutive floats, one per w phase. The rows' loads go out before their stores (one row at a
+/// time left one load in flight per thread: a load cannot pass the store before it, which might
+/// alias; the launch ran at 1.35 TB/s, ~2x its bytes' time, ncu H100). The w phase and base advance
+/// without divisions. (Tried: staging a slice in shared memory with cp.async from the phase-major
+/// places, then writing it in order: 301 us against 188, 268M instructions against 114M; H100,
+/// 2026-11-25.) Index: the type of offsets inside a (b, co) plane: int when the plane has fewer than
+/// 2^31 floats (fewer registers: the launch's occupancy is what hides its loads' latency), else
+/// int64_t.
+template <class Index>
+FB_HOST_DEVICE void rows_group(const plan& pl, const args& a, const rows_slice& rs, int group, int lane) {
   const tile::geometry& g = pl.g;
   const int h_out = static_cast<int>(g.dim[1].n_out), w_out = static_cast<int>(g.dim[2].n_out);
   const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
-  const rows_slice rs = rows_slice_of(pl, a, slice);
   const float scale = rs.scale;
   const int qd = rs.qd, n_d = rs.n_d;
   const phase_order &H = pl.order[1], &W = pl.order[2];
   const float* src = materialised(pl, a) + rs.src;
   float* dst = a.out + rs.dst;
-  ex.threads([&](int tid, typename Exec::state&) {
-    const int warp = tid / 32, lane = tid % 32;
-    // Rows in groups of k_rows_in_flight per warp, each group's loads issued before its stores: one
-    // row at a time left one load in flight per thread (a load cannot pass the store before it,
-    // which might alias), and the launch ran at 1.35 TB/s, ~2x its bytes' time (ncu, H100).
-    for (int oh0 = warp * k_rows_in_flight; oh0 < h_out; oh0 += tile::k_warps * k_rows_in_flight) {
-      Index row_at[k_rows_in_flight];  // the row's part of the source offset
-      Index box_row[k_rows_in_flight];
-      Index n_dh[k_rows_in_flight];
-      int rh = (oh0 + p) % s, qh = (oh0 + p) / s;
+  const int oh0 = group * k_rows_in_flight;
+  Index row_at[k_rows_in_flight];  // the row's part of the source offset
+  Index box_row[k_rows_in_flight];
+  Index n_dh[k_rows_in_flight];
+  int rh = (oh0 + p) % s, qh = (oh0 + p) / s;
+  FB_UNROLL
+  for (int u = 0; u < k_rows_in_flight; ++u) {
+    const int n_h = H.count(rh);
+    n_dh[u] = static_cast<Index>(n_d) * n_h;
+    row_at[u] = n_d * (H.offset(rh) * static_cast<Index>(w_out));
+    box_row[u] = static_cast<Index>(qd) * n_h + (qh - H.first_base(rh));
+    if (++rh == s) rh = 0, ++qh;
+  }
+  // The lane's source offsets for its current w phase (a lane keeps its phase while 32 % s == 0,
+  // e.g. s = 2: one computation per row group).
+  int rw = (lane + p) % s, qw = (lane + p) / s, cached_rw = -1;
+  Index at[k_rows_in_flight];
+  for (int ow = lane; ow < w_out; ow += 32) {
+    if (rw != cached_rw) {
+      const int n_w = W.count(rw), off_w = W.offset(rw), lo_w = W.first_base(rw);
       FB_UNROLL
-      for (int u = 0; u < k_rows_in_flight; ++u) {
-        const int n_h = H.count(rh);
-        n_dh[u] = static_cast<Index>(n_d) * n_h;
-        row_at[u] = n_d * (H.offset(rh) * static_cast<Index>(w_out));
-        box_row[u] = static_cast<Index>(qd) * n_h + (qh - H.first_base(rh));
-        if (++rh == s) rh = 0, ++qh;
-      }
-      // The lane's source offsets for its current w phase (a lane keeps its phase while 32 % s == 0,
-      // e.g. s = 2: one computation per row group).
-      int rw = (lane + p) % s, qw = (lane + p) / s, cached_rw = -1;
-      Index at[k_rows_in_flight];
-      for (int ow = lane; ow < w_out; ow += 32) {
-        if (rw != cached_rw) {
-          const int n_w = W.count(rw), off_w = W.offset(rw), lo_w = W.first_base(rw);
-          FB_UNROLL
-          for (int u = 0; u < k_rows_in_flight; ++u) at[u] = row_at[u] + n_dh[u] * off_w + box_row[u] * n_w - lo_w;
-          cached_rw = rw;
-        }
-        float v[k_rows_in_flight];
-        FB_UNROLL
-        for (int u = 0; u < k_rows_in_flight; ++u) v[u] = oh0 + u < h_out ? src[at[u] + qw] : 0.0f;
-        FB_UNROLL
-        for (int u = 0; u < k_rows_in_flight; ++u)
-          if (oh0 + u < h_out) dst[static_cast<int64_t>(oh0 + u) * w_out + ow] = v[u] * scale;
-        rw += 32 % s;
-        qw += 32 / s;
-        if (rw >= s) rw -= s, ++qw;
-      }
+      for (int u = 0; u < k_rows_in_flight; ++u) at[u] = row_at[u] + n_dh[u] * off_w + box_row[u] * n_w - lo_w;
+      cached_rw = rw;
     }
+    float v[k_rows_in_flight];
+    FB_UNROLL
+    for (int u = 0; u < k_rows_in_flight; ++u) v[u] = oh0 + u < h_out ? src[at[u] + qw] : 0.0f;
+    FB_UNROLL
+    for (int u = 0; u < k_rows_in_flight; ++u)
+      if (oh0 + u < h_out) dst[static_cast<int64_t>(oh0 + u) * w_out + ow] = v[u] * scale;
+    rw += 32 % s;
+    qw += 32 / s;
+    if (rw >= s) rw -= s, ++qw;
+  }
+}
+
+/// The rows launch (training), slice (b, co, od): warp w of the block takes the row groups w,
+/// w + k_warps, ... (rows_group). (Tried, H100 2026-11-25: resident blocks only, each warp a
+/// contiguous run of (slice, group) items so that it split a slice index once: 278 us against this
+/// version's 188. The 3168 warps then streamed from 3168 places in the buffer at once, where
+/// consecutive blocks read neighbouring slices.)
+template <class Index, class Exec>
+FB_HOST_DEVICE void rows_block(Exec& ex, const plan& pl, const args& a, int64_t slice) {
+  const rows_slice rs = rows_slice_of(pl, a, slice);
+  const int groups = rows_groups(pl);
+  ex.threads([&](int tid, typename Exec::state&) {
+    for (int group = tid / 32; group < groups; group += tile::k_warps) rows_group<Index>(pl, a, rs, group, tid % 32);
   });
 }
 
@@ -467,9 +482,32 @@ FB_HOST_DEVICE double mean_from_lanes(const plan& pl, double (&lanes)[k_mean_lan
   return lanes[0] / static_cast<double>(pl.spatial);
 }
 
-/// Prefix tables of the centring, one per (b, co, phase with taps) (the means launch's blocks after the means).
-FB_HOST_DEVICE int64_t ptab_items(const plan& pl) {
-  return pl.g.batch * pl.g.c_out * pl.ptab_m * pl.ptab_m * pl.ptab_m;
+/// Prefix tables of the centring per (b, co): one per phase with taps, ptab_m^3.
+FB_HOST_DEVICE int64_t ptab_per_bc_phases(const plan& pl) { return pl.ptab_m * pl.ptab_m * pl.ptab_m; }
+
+/// The centring's share of tap t for (b, co) = bc: V[b, co, t] = sum_ci W[ci, co, t] * c[b, ci] (fp64
+/// FMAs, ci ascending; see ptab_item), into the workspace at off_shares. A thread per tap: one
+/// thread per prefix table computing its taps' shares in turn, C_in loads each, was the longest
+/// chain of dependent loads of the launches before the passes (means, 20 us at the default; H100).
+FB_HOST_DEVICE void tap_share_item(const plan& pl, const args& a, int64_t bc, int64_t t) {
+  const tile::geometry& g = pl.g;
+  const int64_t b = bc / g.c_out, co = bc % g.c_out;
+  const float* w = a.weight + co * pl.k3 + t;
+  const float* cs = centres(pl, a) + b * g.c_in;
+  double v = 0.0;
+  for (int64_t ci0 = 0; ci0 < g.c_in; ci0 += k_mean_loads) {  // loads first (mean_lane_sum says why)
+    float wv[k_mean_loads], cv[k_mean_loads];
+    FB_UNROLL
+    for (int u = 0; u < k_mean_loads; ++u) {
+      const bool in = ci0 + u < g.c_in;
+      wv[u] = in ? tile::load_ro(w + (ci0 + u) * g.c_out * pl.k3) : 0.0f;
+      cv[u] = in ? cs[ci0 + u] : 0.0f;
+    }
+    FB_UNROLL
+    for (int u = 0; u < k_mean_loads; ++u)
+      if (ci0 + u < g.c_in) v = fma(static_cast<double>(wv[u]), static_cast<double>(cv[u]), v);
+  }
+  a.ws[pl.off_shares + bc * pl.k3 + t] = v;
 }
 
 /// The centring of y. The passes convolve x - c (c = centres(), per (b, ci)) instead of x, so
@@ -484,13 +522,12 @@ FB_HOST_DEVICE int64_t ptab_items(const plan& pl) {
 /// (additions only: no contraction can differ between compilers).
 FB_HOST_DEVICE void ptab_item(const plan& pl, const args& a, int64_t item) {
   const tile::geometry& g = pl.g;
-  const int64_t m = pl.ptab_m, per_bc_phases = m * m * m;
+  const int64_t m = pl.ptab_m, per_bc_phases = ptab_per_bc_phases(pl);
   const int64_t bc = item / per_bc_phases, tp = item % per_bc_phases;
-  const int64_t b = bc / g.c_out, co = bc % g.c_out;
   const int64_t s = g.dim[0].s, k = g.dim[0].k;
   tile::phase_pos pp = tile::phase_of(g, ((tp / (m * m)) * s + (tp / m) % m) * s + tp % m);
   double* P = a.ws + pl.off_ptab + bc * pl.ptab_per_bc + ptab_phase_offset(pl, pp);
-  const float* cs = centres(pl, a) + b * g.c_in;
+  const double* V = a.ws + pl.off_shares + bc * pl.k3;  // tap_share_item, earlier in the same block
   const int64_t nb = pp.jh + 1, nc = pp.jw + 1;
   auto at = [&](int64_t i, int64_t j, int64_t l) -> double& { return P[(i * nb + j) * nc + l]; };
   for (int64_t i = 0; i <= pp.jd; ++i)
@@ -501,20 +538,7 @@ FB_HOST_DEVICE void ptab_item(const plan& pl, const args& a, int64_t item) {
           continue;
         }
         const int64_t td = pp.r[0] + (i - 1) * s, th = pp.r[1] + (j - 1) * s, tw = pp.r[2] + (l - 1) * s;
-        const float* w = a.weight + co * pl.k3 + (td * k + th) * k + tw;
-        double v = 0.0;
-        for (int64_t ci0 = 0; ci0 < g.c_in; ci0 += k_mean_loads) {  // loads first (mean_lane_sum says why)
-          float wv[k_mean_loads], cv[k_mean_loads];
-          FB_UNROLL
-          for (int u = 0; u < k_mean_loads; ++u) {
-            const bool in = ci0 + u < g.c_in;
-            wv[u] = in ? tile::load_ro(w + (ci0 + u) * g.c_out * pl.k3) : 0.0f;
-            cv[u] = in ? cs[ci0 + u] : 0.0f;
-          }
-          FB_UNROLL
-          for (int u = 0; u < k_mean_loads; ++u)
-            if (ci0 + u < g.c_in) v = fma(static_cast<double>(wv[u]), static_cast<double>(cv[u]), v);
-        }
+        const double v = V[(td * k + th) * k + tw];
         at(i, j, l) = ((((((v + at(i - 1, j, l)) + at(i, j - 1, l)) + at(i, j, l - 1)) - at(i - 1, j - 1, l)) -
                         at(i - 1, j, l - 1)) -
                        at(i, j - 1, l - 1)) +
@@ -562,30 +586,91 @@ FB_HOST_DEVICE void centre_at(const plan& pl, const args& a, int b, const tile::
   split_mean(a.ws[pl.off_ybar + static_cast<int64_t>(b) * g.c_out + co] - k_sum, hi, lo);
 }
 
-/// Class-table item (b, phase, class combination, channel slot co of n_co_blocks * k_co_block): the
+/// Class-table item (b, phase ph, class combination, channel slot co of n_co_blocks * k_co_block): the
 /// centre ybar - K(o) of every output of channel co in that phase whose valid taps are the box of
-/// the combination's classes (tile::class_taps), as hi + lo (split_mean). K(o) from the phase's
-/// prefix table with the same inclusion-exclusion as centre_at (bit for bit what centre_at gives at
-/// such an output); 0 where the box is empty or the phase has no taps; slots past C_out hold 0.
-FB_HOST_DEVICE void class_table_item(const plan& pl, const args& a, int64_t item) {
+/// the combination's classes (tile::class_taps), as hi + lo (split_mean). K(o) is the sum of the
+/// box's taps' shares (tap_share_item, written earlier in the same centring block: read through the
+/// coherent path), fp64, jd, jh, jw ascending: at most 8 terms (J <= 2 per dimension where there are
+/// class tables). (It was taken from the prefix tables by inclusion-exclusion, as centre_at does for
+/// J0 > 2: a thread per table filling (J+1)^3 entries one after another, each reading the ones
+/// before it, was the longest chain of the launches before the passes; H100, 2026-11-25.) 0 where
+/// the box is empty or the phase has no taps; slots past C_out hold 0. ybar: ybar[b, co].
+FB_HOST_DEVICE void class_table_item(const plan& pl, const args& a, int64_t b, int64_t ph, int combo, int64_t co,
+                                      double ybar) {
   const tile::geometry& g = pl.g;
   const int64_t co_pad = g.n_co_blocks * k_co_block;
-  const int64_t co = item % co_pad;
-  const int combo = static_cast<int>((item / co_pad) % tile::k_class_combos);
-  const int64_t ph = (item / (co_pad * tile::k_class_combos)) % g.n_phases;
-  const int b = static_cast<int>(item / (co_pad * tile::k_class_combos * g.n_phases));
+  const int64_t item = ((b * g.n_phases + ph) * tile::k_class_combos + combo) * co_pad + co;
   float* out = reinterpret_cast<float*>(a.ws + pl.off_ctab) + 2 * item;
   float hi = 0.0f, lo = 0.0f;
   if (co < g.c_out) {
     const tile::phase_pos pp = tile::phase_of(g, ph);
+    const int64_t s = g.dim[0].s, k = g.dim[0].k;
+    const double* V = a.ws + pl.off_shares + (b * g.c_out + co) * pl.k3;
     double k_sum = 0.0;
     int ld, hd, lh, hh, lw, hw;
     tile::class_box(combo, pp, ld, hd, lh, hh, lw, hw);
-    if (pp.taps > 0 && hd > ld && hh > lh && hw > lw) k_sum = box_share(pl, a, b, co, pp, ld, hd, lh, hh, lw, hw);
-    split_mean(a.ws[pl.off_ybar + static_cast<int64_t>(b) * g.c_out + co] - k_sum, hi, lo);
+    if (pp.taps > 0)
+      for (int jd = ld; jd < hd; ++jd)
+        for (int jh = lh; jh < hh; ++jh)
+          for (int jw = lw; jw < hw; ++jw)
+            k_sum += V[((pp.r[0] + jd * s) * k + (pp.r[1] + jh * s)) * k + (pp.r[2] + jw * s)];
+    split_mean(ybar - k_sum, hi, lo);
   }
   out[0] = hi;
   out[1] = lo;
+}
+
+/// Blocks of the centring launch: one per (sample, channel slot of n_co_blocks * k_co_block).
+FB_HOST_DEVICE int64_t centring_blocks(const plan& pl) { return pl.g.batch * pl.g.n_co_blocks * k_co_block; }
+
+/// Shared memory of a centring block [doubles]: the mean's lane sums, then ybar.
+constexpr int k_centring_smem_doubles = k_mean_lanes + 1;
+
+/// Centring block (b, channel slot co): everything the passes' epilogues need about (b, co) before
+/// the convolution, in one launch (it was three: means, prefix tables, class tables; 20 + 8 us at the
+/// default, mostly chains of dependent loads, H100): (1) the 32 lane sums of ybar (mean_lane_sum)
+/// and, on the other threads, the taps' shares (tap_share_item); (2) ybar from the lane sums (the
+/// fixed tree of mean_from_lanes); (3) with class tables (J0 <= 2), the entries of channel slot co
+/// for every phase and combination (class_table_item; slots past C_out only write their zeros),
+/// else the prefix tables that centre_at reads, a thread per phase with taps (ptab_item).
+/// smem: k_centring_smem_doubles.
+template <class Exec>
+FB_HOST_DEVICE void centring_block(Exec& ex, const plan& pl, const args& a, int64_t block, double* smem) {
+  const tile::geometry& g = pl.g;
+  const int64_t co_pad = g.n_co_blocks * k_co_block;
+  const int64_t b = block / co_pad, co = block % co_pad;
+  const bool has_channel = co < g.c_out;
+  const int64_t bc = b * g.c_out + co;
+  double* lanes = smem;
+  double* ybar = smem + k_mean_lanes;
+  static_assert(k_threads > k_mean_lanes, "threads past the mean's lanes compute the taps' shares");
+  ex.threads([&](int tid, typename Exec::state&) {
+    if (!has_channel) return;
+    if (tid < k_mean_lanes)
+      lanes[tid] = mean_lane_sum(pl, a, bc, tid);
+    else
+      for (int64_t t = tid - k_mean_lanes; t < pl.k3; t += k_threads - k_mean_lanes) tap_share_item(pl, a, bc, t);
+  });
+  ex.sync();
+  ex.threads([&](int tid, typename Exec::state&) {
+    if (!has_channel) return;
+    if (tid == 0) {
+      double l[k_mean_lanes];
+      for (int i = 0; i < k_mean_lanes; ++i) l[i] = lanes[i];
+      *ybar = mean_from_lanes(pl, l);
+      a.ws[pl.off_ybar + bc] = *ybar;
+    }
+    if (pl.class_table) return;
+    const int64_t per_bc = ptab_per_bc_phases(pl);
+    for (int64_t tp = tid; tp < per_bc; tp += k_threads) ptab_item(pl, a, bc * per_bc + tp);
+  });
+  if (!pl.class_table) return;
+  ex.sync();
+  ex.threads([&](int tid, typename Exec::state&) {
+    const double yb = has_channel ? *ybar : 0.0;
+    for (int64_t e = tid; e < g.n_phases * tile::k_class_combos; e += k_threads)
+      class_table_item(pl, a, b, e / tile::k_class_combos, static_cast<int>(e % tile::k_class_combos), co, yb);
+  });
 }
 
 /// Copies phase pp's centres of the block's channels (every class combination) into tab, the
@@ -640,9 +725,10 @@ FB_HOST_DEVICE_OUT_OF_LINE void centre_at_out_of_line(const plan& pl, const args
 /// past n_co): from the phase's staged class table tab, or computed (plans without tables).
 /// kTables: the plan is known to have class tables (the unrolled variants, J0 <= 2), so the kernel
 /// holds no code for the other path (with it, ptxas kept registers for a call and spilled).
+/// combo_dw: the d and w part of the thread's class combination (tile::class_combo_dw, once per phase).
 template <bool kTables>
 FB_HOST_DEVICE void row_centres(const plan& pl, const args& a, const tile::block_pos& bp, const tile::phase_pos& pp,
-                                const tile::thread_outputs& o, int r, const float* tab, int cbase,
+                                const tile::thread_outputs& o, int r, int combo_dw, const float* tab, int cbase,
                                 float (&hi)[k_co_thread], float (&lo)[k_co_thread]) {
   if constexpr (!kTables) {
     if (!pl.class_table) {
@@ -655,7 +741,7 @@ FB_HOST_DEVICE void row_centres(const plan& pl, const args& a, const tile::block
       return;
     }
   }
-  class_centres(tab, tile::class_combo(pl.g, pp, o.qd, o.qh0 + r, o.qw), cbase, hi, lo);
+  class_centres(tab, tile::class_combo_at(pl.g, pp, combo_dw, o.qh0 + r), cbase, hi, lo);
 }
 
 /// Pass 1's policy: every output's d = y - ybar = ((sum of centred products) - hi) - lo (hi + lo:
@@ -674,6 +760,19 @@ struct stats_policy {
   FB_HOST_DEVICE static double* red(float* region) { return m2s(region) + k_co_thread * k_m2_stride; }
   /// The class tables of the phases of parity 0 and 1 (k_class_floats each).
   FB_HOST_DEVICE static float* tables(float* region) { return reinterpret_cast<float*>(red(region) + k_threads); }
+  /// Where the block's outputs of a phase go in the materialised buffer: output (qd, qh, qw) of
+  /// block channel cb at at0 + cb * plane + (qd * n_h + qh) * n_w + qw (phase_block_of, with the
+  /// block's sample and first channel folded into at0). Thread 0 derives it in phase_begin for the
+  /// whole block: per thread it was ~100 instructions of 64-bit products per phase, a sixth of the
+  /// epilogue's (ncu source view, H100, 2026-11-25).
+  struct phase_place {
+    int64_t at0;
+    int n_h, n_w;
+  };
+  static_assert(sizeof(phase_place) == 16, "k_stats_smem_bytes holds two of them");
+  FB_HOST_DEVICE static phase_place* places(float* region) {
+    return reinterpret_cast<phase_place*>(tables(region) + 2 * k_class_floats);
+  }
 
   template <class Exec>
   FB_HOST_DEVICE void prologue(Exec& ex, const tile::block_pos&, float* region) const {
@@ -683,7 +782,18 @@ struct stats_policy {
   }
 
   FB_HOST_DEVICE void phase_begin(int tid, const tile::block_pos& bp, const tile::phase_pos& pp, float* region) const {
+    // Pass 1 is a dependent launch of the centring launch (its blocks stage x and the first weights
+    // while centring finishes): the class tables are the first thing it reads from it.
+    wait_for_preceding_launch();
     if (pl.class_table) stage_class_table(pl, a, tid, bp, pp, tables(region) + (pp.index & 1) * k_class_floats);
+    if (tid == 0) {
+      const phase_block pb = phase_block_of(pl, pp.r[0], pp.r[1], pp.r[2]);
+      phase_place& pc = places(region)[pp.index & 1];
+      pc.at0 = (static_cast<int64_t>(bp.b) * pl.g.c_out + static_cast<int64_t>(bp.cob) * k_co_block) * pl.spatial +
+               pb.base - (static_cast<int64_t>(pb.lo_d) * pb.n_h + pb.lo_h) * pb.n_w - pb.lo_w;
+      pc.n_h = pb.n_h;
+      pc.n_w = pb.n_w;
+    }
   }
 
   template <class State>
@@ -697,25 +807,35 @@ struct stats_policy {
     for (int c = 0; c < k_co_thread; ++c) part[c] = 0.0f;
     // This thread's outputs in the materialised buffer: row r of channel c at at + r * n_w + c * plane.
     const tile::geometry& g = pl.g;
-    const phase_block pb = phase_block_of(pl, pp.r[0], pp.r[1], pp.r[2]);
+    const phase_place pc = places(region)[pp.index & 1];
     const int64_t plane = pl.spatial;
-    const int64_t at = (static_cast<int64_t>(bp.b) * g.c_out + o.co0) * plane + pb.base +
-                       (static_cast<int64_t>(o.qd - pb.lo_d) * pb.n_h + (o.qh0 - pb.lo_h)) * pb.n_w +
-                       (o.qw - pb.lo_w);
-    FB_UNROLL
-    for (int r = 0; r < tile::k_rows; ++r) {
-      if (!o.row_ok[r]) continue;
-      float h[k_co_thread], l[k_co_thread];
-      row_centres<kTables>(pl, a, bp, pp, o, r, tab, cbase, h, l);
-      float* p = materialised(pl, a) + (at + r * pb.n_w);  // row r exists: the offset is >= 0
+    const int64_t at = pc.at0 + cbase * plane + (static_cast<int64_t>(o.qd) * pc.n_h + o.qh0) * pc.n_w + o.qw;
+    const int combo_dw = pl.class_table ? tile::class_combo_dw(g, pp, o.qd, o.qw) : 0;
+    // The rows, with a store predicate per channel only where the thread's channels pass C_out
+    // (kAllChannels false). The class combination's d and w part once per phase, not per row: the
+    // per-row class and store address arithmetic were ~2/3 of this epilogue's ~690 instructions per
+    // phase and warp (ncu source view, H100, 2026-11-25).
+    auto rows = [&](auto all_channels) {
+      constexpr bool kAllChannels = decltype(all_channels)::value;
       FB_UNROLL
-      for (int c = 0; c < k_co_thread; ++c) {
-        const float d = (st.acc.v[r][c] - h[c]) - l[c];
-        part[c] = tile::fma32(d, d, part[c]);
-        if (c < o.n_co) *p = d;
-        p += plane;
+      for (int r = 0; r < tile::k_rows; ++r) {
+        if (!o.row_ok[r]) continue;
+        float h[k_co_thread], l[k_co_thread];
+        row_centres<kTables>(pl, a, bp, pp, o, r, combo_dw, tab, cbase, h, l);
+        float* p = materialised(pl, a) + (at + r * pc.n_w);  // row r exists: the offset is >= 0
+        FB_UNROLL
+        for (int c = 0; c < k_co_thread; ++c) {
+          const float d = (st.acc.v[r][c] - h[c]) - l[c];
+          part[c] = tile::fma32(d, d, part[c]);
+          if (kAllChannels || c < o.n_co) *p = d;
+          p += plane;
+        }
       }
-    }
+    };
+    if (o.n_co >= k_co_thread)
+      rows(std::true_type{});
+    else
+      rows(std::false_type{});
     FB_UNROLL
     for (int c = 0; c < k_co_thread; ++c)
       if (c < o.n_co) m2s(region)[c * k_m2_stride + tid] += static_cast<double>(part[c]);
@@ -768,6 +888,7 @@ struct write_policy {
   template <class Exec>
   FB_HOST_DEVICE void prologue(Exec& ex, const tile::block_pos& bp, float* region) const {
     ex.threads([&](int tid, typename Exec::state&) {
+      wait_for_preceding_launch();  // a dependent launch of finalize, whose scale it reads first
       if (tid >= k_co_block) return;
       const int64_t co = static_cast<int64_t>(bp.cob) * k_co_block + tid;
       scale(region)[tid] = co < pl.g.c_out ? static_cast<float>(a.ws[pl.off_scale + co]) : 0.0f;
@@ -803,11 +924,12 @@ struct write_policy {
     for (int c = 0; c < k_co_thread; ++c) s[c] = scale(region)[cbase + c];
     // Addresses advance by a channel's plane per column: one 64-bit addition per store (the
     // products per store made this epilogue ~900 instructions per phase and warp, ncu on the H100).
+    const int combo_dw = pl.class_table ? tile::class_combo_dw(g, pp, o.qd, o.qw) : 0;
     FB_UNROLL
     for (int r = 0; r < tile::k_rows; ++r) {
       if (!o.row_ok[r]) continue;
       float h[k_co_thread], l[k_co_thread];
-      row_centres<kTables>(pl, a, bp, pp, o, r, tab, cbase, h, l);
+      row_centres<kTables>(pl, a, bp, pp, o, r, combo_dw, tab, cbase, h, l);
       float* p = base + static_cast<int64_t>(o.oh[r]) * w_out;
       FB_UNROLL
       for (int c = 0; c < k_co_thread; ++c) {

@@ -150,6 +150,7 @@ struct geometry {
   int64_t n_ci_chunks;       ///< ceil(c_in / ci_chunk); 1 means x is staged once per block
   int64_t group_products;    ///< most products per partial sum (two-level accumulation: group_products_for)
   int64_t wt_floats;         ///< arranged weights: n_co_blocks * c_in * k^3 * k_co_block
+  int64_t wt_co_block_floats;  ///< those of one channel block: c_in * k^3 * k_co_block (no division per phase)
   // x tile in shared memory: [ci][xd][xh][xw], row stride xw (floats)
   int xd, xh, xw, x_plane, x_ci;
   int smem_w_offset;         ///< floats: the phase's weights [ci][tap][k_co_block] after the x tile
@@ -449,25 +450,40 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
   const int rows_per_ci = xl.xd * xl.xh;  // >= k_tile_qd * k_tile_qh = 16 > k_warps
   // The first 32 columns: rows warp, warp + k_warps, ... in batches of 32 rows, a bit per row
   // saying whether it was copied (inside the input), so that the centring step revisits only those
-  // without recomputing addresses. The row's channel and place advance incrementally (the
-  // divisions per row cost the #15 passes ~20% of their instructions, ncu on the H100).
+  // without recomputing addresses. The row's place (xd, xh) and its element offset advance by
+  // additions: first the divisions per row (~20% of the #15 passes' instructions), then a 64-bit
+  // product chain per row (~48 instructions per row copied, 11% of pass 1's instructions; ncu on
+  // the H100) were what staging cost.
+  static_assert(k_tile_qh >= k_warps && k_tile_qd >= 1, "a step of k_warps rows wraps xh at most once");
+  const int64_t hw_in = static_cast<int64_t>(H) * W;
   for (int batch0 = warp; batch0 < n_rows; batch0 += 32 * k_warps) {
     unsigned copied = 0;
     int ci = batch0 / rows_per_ci, rem = batch0 - ci * rows_per_ci;
+    int xd = rem / xl.xh, xh = rem - xd * xl.xh;
+    // Offset of (ci, id0 + xd, ih0 + xh, iw) from xb; rows outside the input are never read.
+    int64_t off = (static_cast<int64_t>(ci) * D + (id0 + xd)) * hw_in + static_cast<int64_t>(ih0 + xh) * W + iw;
     for (int i = 0; i < 32; ++i) {
       const int row = batch0 + i * k_warps;
       if (row >= n_rows) break;
-      const int xd = rem / xl.xh, xh = rem - (rem / xl.xh) * xl.xh;
       const int id = id0 + xd, ih = ih0 + xh;
       float* dst = xs + row * xl.xw + lane;
       if (lane_in && id >= 0 && id < D && ih >= 0 && ih < H) {
-        copy_async_f32(dst, xb + ((static_cast<int64_t>(ci) * D + id) * H + ih) * W + iw);
+        copy_async_f32(dst, xb + off);
         copied |= 1u << i;
       } else {
         *dst = 0.0f;
       }
-      rem += k_warps;
-      if (rem >= rows_per_ci) rem -= rows_per_ci, ++ci;
+      xh += k_warps;
+      off += static_cast<int64_t>(k_warps) * W;
+      if (xh >= xl.xh) {
+        xh -= xl.xh;
+        ++xd;
+        off += hw_in - static_cast<int64_t>(xl.xh) * W;
+        if (xd == xl.xd) {
+          xd = 0;
+          off += (static_cast<int64_t>(D) - xl.xd) * hw_in;
+        }
+      }
     }
     if (cb == nullptr || copied == 0) continue;
     copy_async_wait();
@@ -520,7 +536,7 @@ FB_HOST_DEVICE void stage_w(const geometry& g, const block_pos& bp, const phase_
                             int64_t cc, int tid, const float* wt, float* ws) {
   const int64_t ci0 = cc * g.ci_chunk;
   const int64_t n_ci = min_i64(g.ci_chunk, g.c_in - ci0);
-  const float* src = wt + bp.cob * (g.wt_floats / g.n_co_blocks) + phase_offset + ci0 * pp.taps * k_co_block;
+  const float* src = wt + bp.cob * g.wt_co_block_floats + phase_offset + ci0 * pp.taps * k_co_block;
   const int n4 = static_cast<int>(n_ci * pp.taps * (k_co_block / 4));
   for (int e = tid; e < n4; e += k_threads) copy_async_f128(ws + 4 * e, src + 4 * e);
 }
@@ -771,16 +787,20 @@ FB_HOST_DEVICE thread_outputs outputs_of(const geometry& g, const block_pos& bp,
   o.qd = bp.q0[0] + t.dq;
   o.qh0 = bp.q0[1] + t.hq;
   o.qw = bp.q0[2] + t.wq;
+  // 32-bit comparisons too (n_out < 2^27, c_out <= 2^20): this runs per phase in every thread.
+  const int d_out = static_cast<int>(g.dim[0].n_out), h_out = static_cast<int>(g.dim[1].n_out),
+            w_out = static_cast<int>(g.dim[2].n_out);
   o.od = o.qd * s + pp.r[0] - p;
   o.ow = o.qw * s + pp.r[2] - p;
-  o.active = o.od >= 0 && o.od < g.dim[0].n_out && o.ow >= 0 && o.ow < g.dim[2].n_out;
+  o.active = o.od >= 0 && o.od < d_out && o.ow >= 0 && o.ow < w_out;
   FB_UNROLL
   for (int r = 0; r < k_rows; ++r) {
     o.oh[r] = (o.qh0 + r) * s + pp.r[1] - p;
-    o.row_ok[r] = o.oh[r] >= 0 && o.oh[r] < g.dim[1].n_out;
+    o.row_ok[r] = o.oh[r] >= 0 && o.oh[r] < h_out;
   }
   o.co0 = bp.cob * k_co_block + t.wc * k_co_thread;
-  o.n_co = static_cast<int>(min_i64(k_co_thread, g.c_out - o.co0));
+  const int co_left = static_cast<int>(g.c_out) - o.co0;
+  o.n_co = co_left < k_co_thread ? co_left : k_co_thread;
   return o;
 }
 
@@ -839,10 +859,20 @@ FB_HOST_DEVICE void class_box(int combo, const phase_pos& pp, int& ld, int& hd, 
   class_taps(combo % k_tap_classes, pp.jw, lw, hw);
 }
 
+/// The d and w part of an output's class combination (class_combo): a thread's rows share it, so
+/// the epilogues derive it once per phase and add each row's h class (class_combo_at).
+FB_HOST_DEVICE int class_combo_dw(const geometry& g, const phase_pos& pp, int qd, int qw) {
+  return tap_class(g.dim[0], qd, pp.jd) * (k_tap_classes * k_tap_classes) + tap_class(g.dim[2], qw, pp.jw);
+}
+
+/// class_combo from its d and w part (class_combo_dw) and the output's h base.
+FB_HOST_DEVICE int class_combo_at(const geometry& g, const phase_pos& pp, int combo_dw, int qh) {
+  return combo_dw + tap_class(g.dim[1], qh, pp.jh) * k_tap_classes;
+}
+
 /// The class combination of an output at bases (qd, qh, qw) of phase pp (index into a class table).
 FB_HOST_DEVICE int class_combo(const geometry& g, const phase_pos& pp, int qd, int qh, int qw) {
-  return (tap_class(g.dim[0], qd, pp.jd) * k_tap_classes + tap_class(g.dim[1], qh, pp.jh)) * k_tap_classes +
-         tap_class(g.dim[2], qw, pp.jw);
+  return class_combo_at(g, pp, class_combo_dw(g, pp, qd, qw), qh);
 }
 
 /// Products per partial sum of the two-level accumulation (group_of), chosen for the phase with
@@ -914,7 +944,8 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
   g.tiles_per_sample = g.n_tile[0] * g.n_tile[1] * g.n_tile[2];
   g.n_co_blocks = ceil_div(c_out, k_co_block);
   g.n_blocks = batch * g.tiles_per_sample * g.n_co_blocks;
-  g.wt_floats = g.n_co_blocks * c_in * k * k * k * k_co_block;
+  g.wt_co_block_floats = c_in * k * k * k * k_co_block;
+  g.wt_floats = g.n_co_blocks * g.wt_co_block_floats;
   g.xd = static_cast<int>(k_tile_qd + g.j0 - 1);
   g.xh = static_cast<int>(k_tile_qh + g.j0 - 1);
   g.xw = static_cast<int>(k_tile_qw * opt.w_sub + g.j0 - 1 + pad);
@@ -967,7 +998,7 @@ FB_HOST_DEVICE void arrange_weights_block(Exec& ex, const geometry& g, const flo
   const int64_t cob = block / g.n_phases, ph = block % g.n_phases;
   const phase_pos pp = phase_of(g, ph);
   if (pp.taps == 0) return;
-  float* dst = wt + cob * (g.wt_floats / g.n_co_blocks) + phase_weight_offset(g, ph);
+  float* dst = wt + cob * g.wt_co_block_floats + phase_weight_offset(g, ph);
   const int64_t k = g.dim[0].k, s = g.dim[0].s;
   const int64_t n = g.c_in * pp.taps * k_co_block;
   ex.threads([&](int tid, typename Exec::state&) {

@@ -49,4 +49,23 @@ inline void allow_large_smem(const void* kernel, std::size_t bytes) {
   FB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
 }
 
+/// Launches kernel<<<grid, block, smem, stream>>>(args...) as a programmatic dependent of the
+/// kernel before it on the stream (fused/common/pdl.cuh): its blocks may become resident and run up
+/// to their wait_for_preceding_launch() while that kernel finishes.
+template <class... Params, class... Args>
+void launch_dependent(void (*kernel)(Params...), unsigned grid, unsigned block, std::size_t smem,
+                      cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(block);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  FB_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+}
+
 }  // namespace fb::fused::device

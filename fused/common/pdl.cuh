@@ -1,0 +1,27 @@
+#pragma once
+/// Programmatic dependent launch (Hopper): a kernel launched with launch_dependent (device_exec.cuh)
+/// may start while the kernel before it on the stream still runs, once every block of that kernel
+/// has called allow_dependent_launch() or exited. It must call wait_for_preceding_launch() before it
+/// reads anything that kernel writes; what earlier kernels wrote is complete and visible already
+/// (the preceding kernel itself started only after them). Host executors run launches in order:
+/// both calls do nothing there.
+#include "fused/common/host_device.cuh"
+
+namespace fb::fused {
+
+/// Blocks until the preceding kernel on the stream has completed and its writes are visible (at
+/// once when this kernel was not launched as a dependent).
+FB_HOST_DEVICE void wait_for_preceding_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/// Lets the kernel after this one on the stream (if launched as a dependent) start its blocks.
+FB_HOST_DEVICE void allow_dependent_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+}  // namespace fb::fused
