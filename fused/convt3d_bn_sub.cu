@@ -20,7 +20,10 @@
 // 235 MB in 191 us (its bytes at 3 TB/s: ~165 us). Total 875 -> 647 us. Then (same session):
 // the phase loop without divisions (phase_after) and x centred once in prep (centred_x): pass 1
 // 359 us; finalize 22 -> 8 us; total 610 us (prep 28, means 20, tables 8, pass 1 359, finalize 8,
-// rows 188). Cost: 252 MB + 16 MB more workspace at the default (convt3d_bn_sub.h).
+// rows 188). Later that day (NOTES.md, second session): pass 1's epilogue and staging with ~10%
+// fewer instructions (317 us), means and tables in one centring launch (20 us), and the pass
+// kernels and the rows launch as programmatic dependents of the launch before them: 549 us in the
+// gate's bench. Cost: 252 MB + 16 MB more workspace at the default (convt3d_bn_sub.h).
 //
 // Statistics scheme: EXACT MEANS FIRST, then centred sums. Why this and not per-tile (count, mean,
 // M2) merged with Chan's formula: the mean of every (b, c) follows exactly and cheaply from the
