@@ -110,7 +110,11 @@ __global__ void __launch_bounds__(tile::k_threads) prep_kernel(const __grid_cons
 __global__ void __launch_bounds__(tile::k_threads) centring_kernel(const __grid_constant__ plan pl,
                                                                    const __grid_constant__ args a) {
   __shared__ double smem[detail::k_centring_smem_doubles];
-  allow_dependent_launch();  // pass 1 (a dependent launch) may stage x while this runs
+  // A dependent launch of prep (the box sums and centres come from it; prep allows it only as its
+  // blocks exit). Pass 1, a dependent launch of this one, stages prep's x - c before it waits: so
+  // this launch allows it only after its own wait, when prep is complete (pdl.cuh).
+  wait_for_preceding_launch();
+  allow_dependent_launch();
   device_exec ex;
   detail::centring_block(ex, pl, a, blockIdx.x, smem);
 }
@@ -119,6 +123,10 @@ __global__ void __launch_bounds__(tile::k_threads) finalize_kernel(const __grid_
                                                                    const __grid_constant__ args a) {
   __shared__ double smem[detail::k_finalize_smem_doubles];
   allow_dependent_launch();  // the rows launch or pass 2 (dependent launches) may start while this runs
+  // A dependent launch of pass 1 (training) or centring (eval). Pass 1 does not allow it early (its
+  // waiting blocks would hold SMs that pass 1 needs, NOTES 2026-11-25): it is scheduled as pass 1's
+  // blocks exit.
+  wait_for_preceding_launch();
   device_exec ex;
   detail::finalize_block(ex, pl, a, blockIdx.x, smem);
 }
@@ -164,11 +172,13 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   const auto s = static_cast<cudaStream_t>(stream);
   prep_kernel<<<static_cast<unsigned>(detail::prep_blocks(pl)), tile::k_threads, 0, s>>>(pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
-  centring_kernel<<<static_cast<unsigned>(detail::centring_blocks(pl)), tile::k_threads, 0, s>>>(pl, a);
-  FB_CUDA_CHECK(cudaGetLastError());
+  // Every launch after prep is a programmatic dependent of the one before it (fused/common/pdl.cuh):
+  // it waits before it reads what that one wrote; its launch overlaps that one's last blocks.
+  fb::fused::device::launch_dependent(centring_kernel, static_cast<unsigned>(detail::centring_blocks(pl)),
+                                      tile::k_threads, 0, s, pl, a);
   if (pl.training) launch_pass<true>(pl, a, s);
-  finalize_kernel<<<static_cast<unsigned>(pl.g.c_out), tile::k_threads, 0, s>>>(pl, a);
-  FB_CUDA_CHECK(cudaGetLastError());
+  fb::fused::device::launch_dependent(finalize_kernel, static_cast<unsigned>(pl.g.c_out), tile::k_threads, 0, s, pl,
+                                      a);
   if (pl.training) {
     const int64_t blocks = std::min(k_rows_max_blocks, detail::output_slices(pl));
     if (pl.spatial < (int64_t{1} << 31))
