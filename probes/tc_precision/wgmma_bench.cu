@@ -52,14 +52,7 @@
 #include <utility>
 #include <vector>
 
-#define CK(x)                                                                                   \
-  do {                                                                                          \
-    cudaError_t e_ = (x);                                                                       \
-    if (e_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                             \
-    }                                                                                           \
-  } while (0)
+#include "tc_common.cuh"
 
 // ---------------------------------------------------------------------------------------------
 // wgmma wrappers (SS: A and B descriptors; scale-d from a register, scale-a/b 1, no transpose)
@@ -252,20 +245,6 @@ __global__ void __launch_bounds__(128 * kWG, 1) wg_rate_kernel(int iters, float*
   if (s == 123.456f) sink[threadIdx.x] = s;
 }
 
-__device__ __forceinline__ uint32_t to_tf32(float x) {
-  uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return r;
-}
-
-__device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
 // 32 warps per SM (one 1024-thread block), 4 independent accumulators per warp, register operands.
 __global__ void __launch_bounds__(1024, 1) mma_rate_kernel(int iters, float* sink) {
   uint32_t a[4], b[2];
@@ -279,30 +258,6 @@ __global__ void __launch_bounds__(1024, 1) mma_rate_kernel(int iters, float* sin
   for (int j = 0; j < 4; ++j)
     for (int i = 0; i < 4; ++i) s += d[j][i];
   if (s == 123.456f) sink[threadIdx.x] = s;
-}
-
-template <class L>
-double time_ms(L launch) {  // median of 5 after one warm-up
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  launch();
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
-  std::vector<float> ms;
-  for (int r = 0; r < 5; ++r) {
-    CK(cudaEventRecord(e0));
-    launch();
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    float m = 0;
-    CK(cudaEventElapsedTime(&m, e0, e1));
-    ms.push_back(m);
-  }
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  std::sort(ms.begin(), ms.end());
-  return ms[2];
 }
 
 // ---------------------------------------------------------------------------------------------
