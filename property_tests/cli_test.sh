@@ -128,5 +128,18 @@ else
   fail=1
 fi
 
+# A crash (here a SIGSEGV sent from outside, mid-run) reports where it happened and dies of the signal.
+"$fb" verify --device cpu --cases 100000 >"$tmp/crash.out" 2>"$tmp/crash.err" &
+pid=$!
+for _ in $(seq 1 300); do grep -q "verify:" "$tmp/crash.err" 2>/dev/null && break; sleep 0.1; done
+kill -SEGV "$pid"
+{ wait "$pid"; } 2>/dev/null  # (the shell's own "Segmentation fault" notice is not the test's output)
+rc=$?
+crash=$(cat "$tmp/crash.err")
+check "a crash dies of its signal (rc $rc)" test "$rc" -eq 139
+check "a crash says internal error: SIGSEGV" grep -q "fusebench: internal error: SIGSEGV" <<<"$crash"
+check "a crash says where it came from and on which thread" grep -Eq "sent by a process \(kill\), no fault address, (main thread|not the main thread)" <<<"$crash"
+check "a crash names the interrupted instruction" grep -Eq "instruction 0x[0-9a-f]+" <<<"$crash"
+
 if [ "$fail" -ne 0 ]; then echo "cli_test: FAILED"; exit 1; fi
 echo "cli_test: all passed"

@@ -2,11 +2,14 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <signal.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "harness/bench/build_info.h"
@@ -21,14 +24,72 @@ const char* first_word(int argc, char** argv) {
   return nullptr;
 }
 
-/// A crash (a bug: fusebench never means to crash) says so in one line, then the backtrace, then dies
-/// of the same signal, so the exit status stays the signal's. Only async-signal-safe calls after the
-/// first line but backtrace(), which is primed at install time (its first call may load libgcc).
-void on_crash(int sig) {
+/// Writes text to stderr (async-signal-safe).
+void write_err(const char* text) { (void)!::write(STDERR_FILENO, text, std::strlen(text)); }
+
+/// Writes "<label>0x<hex>" to stderr (async-signal-safe: no allocation, no stdio).
+void write_hex(const char* label, std::uintptr_t value) {
+  char digits[2 + 2 * sizeof value + 1];
+  int n = 0;
+  digits[n++] = '0';
+  digits[n++] = 'x';
+  for (int shift = 4 * static_cast<int>(2 * sizeof value) - 4; shift >= 0; shift -= 4)
+    digits[n++] = "0123456789abcdef"[(value >> shift) & 0xf];
+  digits[n] = '\0';
+  write_err(label);
+  write_err(digits);
+}
+
+/// Writes "<label>0x<addr> in <module> + 0x<offset> (<symbol>)" to stderr; false when no loaded
+/// module holds addr. dladdr is not async-signal-safe; it runs only on the way to dying.
+bool write_place(const char* label, std::uintptr_t addr) {
+  write_hex(label, addr);
+  Dl_info where{};
+  if (::dladdr(reinterpret_cast<void*>(addr), &where) == 0 || where.dli_fname == nullptr) {
+    write_err(" (in no loaded module)\n");
+    return false;
+  }
+  write_err(" in ");
+  write_err(where.dli_fname);
+  write_hex(" + ", addr - reinterpret_cast<std::uintptr_t>(where.dli_fbase));
+  if (where.dli_sname != nullptr) {
+    write_err(" (");
+    write_err(where.dli_sname);
+    write_err(")");
+  }
+  write_err("\n");
+  return true;
+}
+
+/// A crash (a bug: fusebench never means to crash) says so in one line, then where it happened, then
+/// the backtrace, then dies of the same signal, so the exit status stays the signal's. "Where": the
+/// faulting address, the interrupted instruction and the module holding it (dladdr), and whether the
+/// crashing thread is the main one. The backtrace alone stops at the signal frame when the
+/// interrupted code has no unwind information (the --devices parent on an H100, 2026-11-23), and
+/// then the instruction's module is the one clue. Only async-signal-safe calls before dladdr and
+/// backtrace() (primed at install time: its first call may load libgcc).
+void on_crash(int sig, siginfo_t* info, void* context) {
   const char* name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE" : "SIGILL";
-  const char* parts[] = {"fusebench: internal error: ", name, " (a bug in fusebench; please report it with the "
-                         "command line and the backtrace below)\n"};
-  for (const char* p : parts) (void)!::write(STDERR_FILENO, p, std::strlen(p));
+  write_err("fusebench: internal error: ");
+  write_err(name);
+  write_err(" (a bug in fusebench; please report it with the command line and the lines below)\n");
+  if (info != nullptr && (info->si_code == SI_USER || info->si_code == SI_TKILL))
+    write_err("  sent by a process (kill), no fault address");
+  else
+    write_hex("  fault address ", reinterpret_cast<std::uintptr_t>(info != nullptr ? info->si_addr : nullptr));
+  write_err(::gettid() == ::getpid() ? ", main thread\n" : ", not the main thread\n");
+#if defined(__x86_64__)
+  const auto* uc = static_cast<const ucontext_t*>(context);
+  const auto ip = static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
+  if (!write_place("  instruction ", ip)) {
+    // A jump to no code (a call through a null or stale function pointer): the call's return
+    // address is still the word at the stack's top, and it names the caller.
+    const auto sp = static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]);
+    write_place("  called from (the word at the stack's top) ", *reinterpret_cast<const std::uintptr_t*>(sp));
+  }
+#else
+  (void)context;
+#endif
   void* frames[64];
   ::backtrace_symbols_fd(frames, ::backtrace(frames, 64), STDERR_FILENO);
   ::signal(sig, SIG_DFL);
@@ -38,7 +99,11 @@ void on_crash(int sig) {
 void install_crash_handler() {
   void* prime[1];
   (void)::backtrace(prime, 1);
-  for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) ::signal(sig, on_crash);
+  struct sigaction action {};
+  action.sa_sigaction = on_crash;
+  action.sa_flags = SA_SIGINFO;
+  sigemptyset(&action.sa_mask);
+  for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) ::sigaction(sig, &action, nullptr);
 }
 
 }  // namespace
