@@ -3,11 +3,15 @@
 /// (harness/results/results_merge.h) and verify reports (merge_verify_reports): N shards merge into
 /// exactly the unsharded run's file; files that are not shards of one run are refused.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
 #include "harness/cli/device_fan_out.h"
+#include "harness/detail/remove_tree.h"
 #include "harness/gpu_assignment.h"
 #include "harness/results/results_merge.h"
 #include "harness/shard.h"
@@ -430,6 +434,25 @@ TEST(merge_verify, an_empty_shard_passes_and_a_merge_of_failures_fails) {
   EXPECT_NE(out.str().find("holds none of the 3 case indices"), std::string::npos);
   std::ostringstream merged_out;
   EXPECT_EQ(print_verdict(merge_verify_reports(verify_shards(5, 2), merge_rules{}), merged_out), 1);
+}
+
+// The shard processes' scratch folder is removed with remove_tree (not std::filesystem::remove_all,
+// which the GPU host's libtorch.so interposes: harness/detail/remove_tree.h).
+TEST(RemoveTree, RemovesNestedFoldersAndLinksButNotWhatLinksPointTo) {
+  namespace fs = std::filesystem;
+  const fs::path base = fs::temp_directory_path() / ("fusebench-remove-tree-" + std::to_string(::getpid()));
+  fs::create_directories(base / "tree" / "a" / "b");
+  fs::create_directories(base / "outside");
+  std::ofstream(base / "tree" / "a" / "b" / "f.json") << "{}";
+  std::ofstream(base / "tree" / "top.txt") << "x";
+  std::ofstream(base / "outside" / "keep.txt") << "keep";
+  fs::create_directory_symlink(base / "outside", base / "tree" / "a" / "link");
+  EXPECT_TRUE(fb::detail::remove_tree(base / "tree"));
+  EXPECT_FALSE(fs::exists(base / "tree"));
+  EXPECT_TRUE(fs::exists(base / "outside" / "keep.txt"));  // a link is removed, never followed
+  EXPECT_FALSE(fb::detail::remove_tree(base / "tree"));     // gone already: says so
+  EXPECT_TRUE(fb::detail::remove_tree(base));
+  EXPECT_FALSE(fs::exists(base));
 }
 
 }  // namespace

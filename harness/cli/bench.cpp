@@ -10,6 +10,7 @@
 #include "harness/bench/runner.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/device_fan_out.h"
+#include "harness/detail/remove_tree.h"
 #include "harness/device.h"
 #include "harness/registry.h"
 #include "harness/results/gbench_json.h"
@@ -138,8 +139,7 @@ int run_on_devices(const bench_options& opt, const std::vector<device_slot>& slo
   std::cout << '\n';
   bench::print_summary(summary, std::cout);
   if (merged.status.complete) {
-    std::error_code ec;
-    fs::remove_all(scratch, ec);
+    fb::detail::remove_tree(scratch);
   } else {
     fmt::print("bench: the shard processes' own files are in {}\n", scratch.string());
   }

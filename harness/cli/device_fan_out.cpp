@@ -178,8 +178,8 @@ std::vector<shard_exit> run_shard_processes(const std::vector<shard_process>& pr
       if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);
       // Nothing of the parent's but stdin, stdout and stderr passes exec: on a GPU the parent holds
       // the CUDA driver's descriptors (it asked for device names), which are not all close-on-exec;
-      // a shard that kept them open past exec would share and outlive the parent's driver state
-      // (the --devices parent died of SIGSEGV on an H100 once all its shards had exited).
+      // a shard that kept them open past exec would share and outlive the parent's driver state.
+      // (Hygiene: the parent's SIGSEGV on the H100 had another cause, harness/detail/remove_tree.h.)
 #if defined(SYS_close_range)
       if (::syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
 #endif

@@ -12,6 +12,7 @@
 
 #include "harness/cli/commands.h"  // exit codes shared by all subcommands
 #include "harness/cli/reporting_commands.h"
+#include "harness/detail/remove_tree.h"
 #include "harness/printers/chart_printer.h"
 #include "harness/printers/csv_printer.h"
 #include "harness/printers/markdown_printer.h"
@@ -55,8 +56,7 @@ class staging_folder {
     }
   }
   ~staging_folder() {
-    std::error_code ec;
-    fs::remove_all(m_path, ec);  // best effort: a leftover hidden folder is harmless
+    fb::detail::remove_tree(m_path);  // best effort: a leftover hidden folder is harmless
   }
   staging_folder(const staging_folder&) = delete;
   staging_folder& operator=(const staging_folder&) = delete;

@@ -19,6 +19,7 @@
 #include "harness/bench/interrupt.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/device_fan_out.h"
+#include "harness/detail/remove_tree.h"
 #include "harness/device.h"
 #include "harness/registry.h"
 #include "harness/repro_bundle.h"
@@ -548,9 +549,8 @@ std::optional<int> run_on_devices(verify_run& run, const std::vector<device_slot
       processes, [&](std::size_t i, const std::string& line) { return progress.consume(i, line); },
       bench::stop_signal);
   progress.finish();
-  std::error_code ec;
   if (const int signal = bench::stop_signal(); signal != 0) {
-    std::filesystem::remove_all(scratch, ec);
+    fb::detail::remove_tree(scratch);
     fmt::print(stderr, "verify: interrupted by {}; the shard processes stopped, nothing was written\n",
                bench::signal_name(signal));
     return 128 + signal;  // the shell's convention for "killed by this signal"
@@ -577,7 +577,7 @@ std::optional<int> run_on_devices(verify_run& run, const std::vector<device_slot
   merge_rules rules;
   rules.target = run.report.shard;
   run.report = merge_verify_reports(parts, rules);
-  std::filesystem::remove_all(scratch, ec);
+  fb::detail::remove_tree(scratch);
   return std::nullopt;
 }
 
