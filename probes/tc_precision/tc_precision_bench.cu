@@ -9,6 +9,16 @@
 // CUTLASS's OpMultiplyAddFastF32 order); DMMA mma.sync m8n8k4 f64 on fp32 inputs (exact products,
 // fp64 sums), rounded to fp32 once. wgmma is not measured here (needs descriptors and sm_90a).
 //
+// Zeroed-accumulator schemes (2026-11-25, third session): the tensor core's fp32 accumulation
+// truncates (wgmma_bench.cu), so a long chain of MMAs into one accumulator is ~10x less accurate
+// than the fp32 FMA sum whatever the split. Here each k-block of 8 goes into an accumulator that
+// starts at 0 (the truncations then act on one short partial), and the partial is added to the
+// running sum on the SIMT units with round-to-nearest: plain, or Kahan-compensated as #34's SIMT
+// kernel adds its short product groups (convt3d_tile.cuh, "Compensated"). "fp32 FMA g8+Kahan" is
+// that SIMT kernel's own summation at group length 8, the accuracy the tensor-core schemes must
+// match. TF32x6 splits each operand in three tf32 terms (a0 + a1 + a2) and keeps the six products
+// above ~2^-33: a2b0, a0b2, a1b1, a1b0, a0b1, a0b0 (smallest first).
+//
 // Fragment layouts follow the PTX ISA (m16n8k8 tf32: A a0 (g, t) a1 (g+8, t) a2 (g, t+4) a3 (g+8,
 // t+4); B b0 (t, g) b1 (t+4, g); C c0 (g, 2t) c1 (g, 2t+1) c2 (g+8, 2t) c3 (g+8, 2t+1); m8n8k4 f64:
 // A (g, t), B (t, g), C (g, 2t) (g, 2t+1); g = lane / 4, t = lane % 4). A self-check on small
@@ -75,6 +85,93 @@ __global__ void tf32_kernel(const float* A, const float* B, int K, float* out) {
   o[(g + 8) * 8 + 2 * t + 1] = d[3];
 }
 
+/// The running sum of the zeroed-accumulator schemes: plain fp32 adds, or Kahan-compensated.
+template <bool kKahan>
+struct running_sum {
+  float v[4] = {0, 0, 0, 0}, c[4] = {0, 0, 0, 0};
+  __device__ void add(const float (&p)[4]) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      if (kKahan) {
+        const float y = __fsub_rn(p[i], c[i]);
+        const float t = __fadd_rn(v[i], y);
+        c[i] = __fsub_rn(__fsub_rn(t, v[i]), y);
+        v[i] = t;
+      } else {
+        v[i] = __fadd_rn(v[i], p[i]);
+      }
+    }
+  }
+  __device__ float value(int i) const { return kKahan ? __fsub_rn(v[i], c[i]) : v[i]; }
+};
+
+/// Splits x into kParts tf32 terms, largest first (each the tf32 rounding of what is left).
+template <int kParts>
+__device__ void split_tf32(float x, uint32_t (&t)[kParts]) {
+#pragma unroll
+  for (int i = 0; i < kParts; ++i) {
+    t[i] = to_tf32(x);
+    x = __fsub_rn(x, __uint_as_float(t[i]));
+  }
+}
+
+/// kTerms 3 (3xTF32) or 6 (TF32x6); each k-block of 8 into a zeroed accumulator, then added to the
+/// running sum (kKahan: compensated).
+template <int kTerms, bool kKahan>
+__global__ void tf32_zeroed_kernel(const float* A, const float* B, int K, float* out) {
+  constexpr int kParts = kTerms == 6 ? 3 : 2;
+  const int tile = blockIdx.x, lane = threadIdx.x, g = lane / 4, t = lane % 4;
+  const float* a = A + static_cast<size_t>(tile) * 16 * K;
+  running_sum<kKahan> sum;
+  for (int k0 = 0; k0 < K; k0 += 8) {
+    const float av[4] = {a[g * K + k0 + t], a[(g + 8) * K + k0 + t], a[g * K + k0 + t + 4], a[(g + 8) * K + k0 + t + 4]};
+    const float bv[2] = {B[(k0 + t) * 8 + g], B[(k0 + t + 4) * 8 + g]};
+    uint32_t as[kParts][4], bs[kParts][2];
+    for (int i = 0; i < 4; ++i) {
+      uint32_t parts[kParts];
+      split_tf32<kParts>(av[i], parts);
+      for (int q = 0; q < kParts; ++q) as[q][i] = parts[q];
+    }
+    for (int i = 0; i < 2; ++i) {
+      uint32_t parts[kParts];
+      split_tf32<kParts>(bv[i], parts);
+      for (int q = 0; q < kParts; ++q) bs[q][i] = parts[q];
+    }
+    float d[4] = {0, 0, 0, 0};
+    if (kTerms == 6) {
+      mma_tf32(d, as[2], bs[0]);
+      mma_tf32(d, as[0], bs[2]);
+      mma_tf32(d, as[1], bs[1]);
+    }
+    mma_tf32(d, as[1], bs[0]);
+    mma_tf32(d, as[0], bs[1]);
+    mma_tf32(d, as[0], bs[0]);
+    sum.add(d);
+  }
+  float* o = out + static_cast<size_t>(tile) * 128;
+  o[g * 8 + 2 * t] = sum.value(0);
+  o[g * 8 + 2 * t + 1] = sum.value(1);
+  o[(g + 8) * 8 + 2 * t] = sum.value(2);
+  o[(g + 8) * 8 + 2 * t + 1] = sum.value(3);
+}
+
+/// #34's SIMT summation at group length 8: each group of 8 products an FMA chain from 0, the groups
+/// added with Kahan's compensation.
+__global__ void simt_grouped_kernel(const float* A, const float* B, int K, float* out) {
+  const int tile = blockIdx.x, m = threadIdx.x / 8, n = threadIdx.x % 8;  // 128 threads
+  const float* a = A + (static_cast<size_t>(tile) * 16 + m) * K;
+  float v = 0.0f, c = 0.0f;
+  for (int k0 = 0; k0 < K; k0 += 8) {
+    float p = 0.0f;
+    for (int k = k0; k < k0 + 8; ++k) p = fmaf(a[k], B[k * 8 + n], p);
+    const float y = __fsub_rn(p, c);
+    const float t = __fadd_rn(v, y);
+    c = __fsub_rn(__fsub_rn(t, v), y);
+    v = t;
+  }
+  out[(static_cast<size_t>(tile) * 16 + m) * 8 + n] = __fsub_rn(v, c);
+}
+
 __global__ void dmma_kernel(const float* A, const float* B, int K, float* out) {
   const int tile = blockIdx.x, lane = threadIdx.x, g = lane / 4, t = lane % 4;
   const float* a = A + static_cast<size_t>(tile) * 16 * K;
@@ -104,6 +201,29 @@ __global__ void tf32_rate_kernel(float* sink, uint32_t seed) {
   float s = 0;
   for (int j = 0; j < 4; ++j)
     for (int i = 0; i < 4; ++i) s += d[j][i];
+  if (s == 123.456f) sink[threadIdx.x] = s;
+}
+
+/// Throughput of a zeroed-accumulator scheme: kTerms MMAs into a zeroed accumulator, then the
+/// Kahan-compensated add, for 4 independent sums per warp (operands already split, as a kernel
+/// would stage them).
+template <int kTerms>
+__global__ void tf32_zeroed_rate_kernel(float* sink, uint32_t seed) {
+  uint32_t a[4], b[2];
+  for (int i = 0; i < 4; ++i) a[i] = to_tf32(1.0f + 1e-3f * ((seed + threadIdx.x + i) & 7));
+  for (int i = 0; i < 2; ++i) b[i] = to_tf32(1e-6f * ((seed + i) & 3));
+  running_sum<true> sums[4];
+  for (int it = 0; it < kIters; ++it)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float d[4] = {0, 0, 0, 0};
+#pragma unroll
+      for (int q = 0; q < kTerms; ++q) mma_tf32(d, a, b);
+      sums[j].add(d);
+    }
+  float s = 0;
+  for (int j = 0; j < 4; ++j)
+    for (int i = 0; i < 4; ++i) s += sums[j].value(i);
   if (s == 123.456f) sink[threadIdx.x] = s;
 }
 
@@ -186,6 +306,13 @@ int main(int argc, char** argv) {
     std::printf("RATE 3xTF32 via mma.sync (raw / 3, no splits)  %8.1f TFLOP/s fp32-equivalent\n", r_tf32 / 3);
     std::printf("RATE mma.sync m8n8k4 f64 (DMMA)                %8.1f TFLOP/s\n", r_dmma);
     std::printf("RATE FFMA (SIMT fp32)                          %8.1f TFLOP/s\n", r_ffma);
+    // FLOPs counted as fp32-equivalent: one m16n8k8's worth per k-block, whatever the terms.
+    const double t_z3 = time_ms([&] { tf32_zeroed_rate_kernel<3><<<blocks, threads>>>(sink, 1); });
+    const double t_z6 = time_ms([&] { tf32_zeroed_rate_kernel<6><<<blocks, threads>>>(sink, 1); });
+    CK(cudaGetLastError());
+    const double f_step = warps * kIters * 4 * 2.0 * 16 * 8 * 8;
+    std::printf("RATE 3xTF32 zeroed per k-block + Kahan add     %8.1f TFLOP/s fp32-equivalent\n", f_step / t_z3 / 1e9);
+    std::printf("RATE TF32x6 zeroed per k-block + Kahan add     %8.1f TFLOP/s fp32-equivalent\n", f_step / t_z6 / 1e9);
   }
 
   // 2. Layout self-check and accuracy.
@@ -214,12 +341,20 @@ int main(int argc, char** argv) {
       CK(cudaMalloc(&dO, static_cast<size_t>(tiles) * 128 * sizeof(float)));
       CK(cudaMemcpy(dA, A.data(), A.size() * sizeof(float), cudaMemcpyHostToDevice));
       CK(cudaMemcpy(dB, B.data(), B.size() * sizeof(float), cudaMemcpyHostToDevice));
-      std::vector<scheme_result> res = {{"fp32 FMA (SIMT)", {}}, {"1xTF32", {}}, {"3xTF32", {}}, {"DMMA f64", {}}};
-      for (int s = 0; s < 4; ++s) {
+      std::vector<scheme_result> res = {{"fp32 FMA (SIMT)", {}},   {"1xTF32", {}},
+                                        {"3xTF32", {}},            {"DMMA f64", {}},
+                                        {"fp32 FMA g8+Kahan", {}}, {"3xTF32 z8 add", {}},
+                                        {"3xTF32 z8 Kahan", {}},   {"TF32x6 z8 Kahan", {}}};
+      const int n_schemes = static_cast<int>(res.size());
+      for (int s = 0; s < n_schemes; ++s) {
         if (s == 0) simt_kernel<<<tiles, 128>>>(dA, dB, K, dO);
         if (s == 1) tf32_kernel<1><<<tiles, 32>>>(dA, dB, K, dO);
         if (s == 2) tf32_kernel<3><<<tiles, 32>>>(dA, dB, K, dO);
         if (s == 3) dmma_kernel<<<tiles, 32>>>(dA, dB, K, dO);
+        if (s == 4) simt_grouped_kernel<<<tiles, 128>>>(dA, dB, K, dO);
+        if (s == 5) tf32_zeroed_kernel<3, false><<<tiles, 32>>>(dA, dB, K, dO);
+        if (s == 6) tf32_zeroed_kernel<3, true><<<tiles, 32>>>(dA, dB, K, dO);
+        if (s == 7) tf32_zeroed_kernel<6, true><<<tiles, 32>>>(dA, dB, K, dO);
         CK(cudaGetLastError());
         res[s].out.resize(static_cast<size_t>(tiles) * 128);
         CK(cudaMemcpy(res[s].out.data(), dO, res[s].out.size() * sizeof(float), cudaMemcpyDeviceToHost));
@@ -244,7 +379,7 @@ int main(int argc, char** argv) {
             mag[(static_cast<size_t>(tile) * 16 + m) * 8 + n] = static_cast<double>(am);
           }
       if (d == dist::integers) {
-        for (int s = 0; s < 4; ++s) {
+        for (int s = 0; s < n_schemes; ++s) {
           size_t bad = 0;
           for (size_t i = 0; i < n_out; ++i) bad += static_cast<double>(res[s].out[i]) != ref[i];
           std::printf("LAYOUT %-16s %s (%zu of %zu outputs differ from the exact integer result)\n", res[s].name,
@@ -253,20 +388,23 @@ int main(int argc, char** argv) {
         }
         continue;
       }
-      for (int s = 0; s < 4; ++s) {
+      for (int s = 0; s < n_schemes; ++s) {
         double max_rel = 0, sum_sq = 0;
-        size_t loses = 0;
+        size_t loses = 0, loses_grouped = 0;
         for (size_t i = 0; i < n_out; ++i) {
           const double e = std::fabs(static_cast<double>(res[s].out[i]) - ref[i]);
           const double e_simt = std::fabs(static_cast<double>(res[0].out[i]) - ref[i]);
+          const double e_grouped = std::fabs(static_cast<double>(res[4].out[i]) - ref[i]);
           const double rel = mag[i] > 0 ? e / mag[i] : 0.0;
           max_rel = std::max(max_rel, rel);
           sum_sq += rel * rel;
           loses += e > e_simt;
+          loses_grouped += e > e_grouped;
         }
-        std::printf("ACC K=%3d %-10s %-16s max |err|/sum|ab| %.3e  rms %.3e  worse than fp32 FMA at %5.1f%% of outputs\n", K,
-                    dist_name(d), res[s].name, max_rel, std::sqrt(sum_sq / static_cast<double>(n_out)),
-                    100.0 * static_cast<double>(loses) / static_cast<double>(n_out));
+        std::printf("ACC K=%3d %-10s %-18s max |err|/sum|ab| %.3e  rms %.3e  worse than fp32 FMA at %5.1f%%, than g8+Kahan at %5.1f%% of outputs\n",
+                    K, dist_name(d), res[s].name, max_rel, std::sqrt(sum_sq / static_cast<double>(n_out)),
+                    100.0 * static_cast<double>(loses) / static_cast<double>(n_out),
+                    100.0 * static_cast<double>(loses_grouped) / static_cast<double>(n_out));
       }
     }
   CK(cudaFree(sink));
