@@ -100,7 +100,7 @@ using fb::fused::wait_for_preceding_launch;
 using fb::fused::device::device_exec;
 using detail::plan;
 
-__global__ void __launch_bounds__(tile::k_threads) prep_kernel(const __grid_constant__ plan pl,
+__global__ void __launch_bounds__(detail::k_prep_threads, 2) prep_kernel(const __grid_constant__ plan pl,
                                                                const __grid_constant__ args a) {
   device_exec ex;
   detail::prep_block(ex, pl, a, blockIdx.x);
@@ -170,7 +170,7 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   fb::fused::detail::require(detail::prep_blocks(pl) < (int64_t{1} << 31), "convt3d_bn_sub::run_cuda",
                              "batch*in_channels", "too large (prep blocks must be < 2^31)", detail::prep_blocks(pl));
   const auto s = static_cast<cudaStream_t>(stream);
-  prep_kernel<<<static_cast<unsigned>(detail::prep_blocks(pl)), tile::k_threads, 0, s>>>(pl, a);
+  prep_kernel<<<static_cast<unsigned>(detail::prep_blocks(pl)), detail::k_prep_threads, 0, s>>>(pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
   // Every launch after prep is a programmatic dependent of the one before it (fused/common/pdl.cuh):
   // it waits before it reads what that one wrote; its launch overlaps that one's last blocks.

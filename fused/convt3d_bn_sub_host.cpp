@@ -32,8 +32,9 @@ void host_pass(const plan& pl, const args& a) {
 }  // namespace
 
 void run_host_plan(const plan& pl, const args& a) {
+  tile::host_exec_n<k_prep_threads> prep_ex;
+  for (int64_t block = 0; block < prep_blocks(pl); ++block) prep_block(prep_ex, pl, a, block);
   tile::host_exec ex;
-  for (int64_t block = 0; block < prep_blocks(pl); ++block) prep_block(ex, pl, a, block);
   double centring_smem[k_centring_smem_doubles];
   for (int64_t block = 0; block < centring_blocks(pl); ++block) centring_block(ex, pl, a, block, centring_smem);
   if (pl.training) host_pass<true>(pl, a);

@@ -388,29 +388,37 @@ FB_HOST_DEVICE int64_t ptab_phase_offset(const plan& pl, const tile::phase_pos& 
   return pre[0] * side * side + len[0] * (pre[1] * side + len[1] * pre[2]);
 }
 
+/// Threads of a prep block. Prep's volume steps are chains of dependent loads and fp64 additions per
+/// thread, and its 272 blocks (default config) run 2 per SM: at 256 threads a warp issued every
+/// ~12 cycles (ncu, H100, 2026-11-25) and the launch took 25 us for 17 MB. More warps per volume
+/// shorten each thread's chain.
+constexpr int k_prep_threads = 512;
+
 /// Blocks of the prep launch: one per (b, ci) volume, then one per (channel block, phase).
 FB_HOST_DEVICE int64_t prep_blocks(const plan& pl) {
   return pl.g.batch * pl.g.c_in + pl.g.n_co_blocks * pl.g.n_phases;
 }
 
-/// Prep block: the tap-box sums of one (b, ci) volume, or one (channel block, phase) of weights.
+/// Prep block (k_prep_threads threads): the tap-box sums of one (b, ci) volume, or one (channel
+/// block, phase) of weights.
 template <class Exec>
 FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t block) {
   const tile::geometry& g = pl.g;
   const int64_t volumes = g.batch * g.c_in;
   if (block >= volumes) {
-    tile::arrange_weights_block(ex, g, a.weight, arranged_weights(pl, a), block - volumes);
+    tile::arrange_weights_block(ex, g, a.weight, arranged_weights(pl, a), block - volumes,
+                                k_prep_threads);
     return;
   }
   const float* xv = a.x + block * g.dim[0].n_in * g.dim[1].n_in * g.dim[2].n_in;
   double* sa = a.ws + pl.off_box_a + block * pl.box_a;
   double* sb = a.ws + pl.off_box_b + block * pl.box_b;
   double* r = a.ws + pl.off_box_r + block * pl.k3;
-  ex.threads([&](int tid, typename Exec::state&) { box_sums::step_h(g.dim[0], g.dim[1], g.dim[2], xv, sa, tid, k_threads); });
+  ex.threads([&](int tid, typename Exec::state&) { box_sums::step_h(g.dim[0], g.dim[1], g.dim[2], xv, sa, tid, k_prep_threads); });
   ex.sync();
-  ex.threads([&](int tid, typename Exec::state&) { box_sums::step_w(g.dim[0], g.dim[2], sa, sb, tid, k_threads); });
+  ex.threads([&](int tid, typename Exec::state&) { box_sums::step_w(g.dim[0], g.dim[2], sa, sb, tid, k_prep_threads); });
   ex.sync();
-  ex.threads([&](int tid, typename Exec::state&) { box_sums::step_d(g.dim[0], sb, r, tid, k_threads); });
+  ex.threads([&](int tid, typename Exec::state&) { box_sums::step_d(g.dim[0], sb, r, tid, k_prep_threads); });
   ex.sync();
   ex.threads([&](int tid, typename Exec::state&) {
     if (tid != 0) return;
@@ -425,14 +433,14 @@ FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t 
     const float c = centres(pl, a)[block];
     const bool vec = n % 4 == 0 && reinterpret_cast<std::uintptr_t>(a.x) % 16 == 0;
     const int64_t n4 = vec ? n / 4 : 0;
-    for (int64_t e = tid; e < n4; e += k_threads) {
+    for (int64_t e = tid; e < n4; e += k_prep_threads) {
       float v[4];
       tile::load_ro4(xv + 4 * e, v);
       FB_UNROLL
       for (int u = 0; u < 4; ++u) v[u] = v[u] - c;
       tile::store4(xc + 4 * e, v);
     }
-    for (int64_t e = 4 * n4 + tid; e < n; e += k_threads) xc[e] = tile::load_ro(xv + e) - c;
+    for (int64_t e = 4 * n4 + tid; e < n; e += k_prep_threads) xc[e] = tile::load_ro(xv + e) - c;
   });
 }
 

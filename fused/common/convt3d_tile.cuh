@@ -992,9 +992,11 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
 // ---------------------------------------------------------------------------------------------
 
 /// Arranges the weights W[ci][co][td][th][tw] for channel block `block / n_phases` and phase
-/// `block % n_phases` into wt (layout in the file comment), zero beyond c_out.
+/// `block % n_phases` into wt (layout in the file comment), zero beyond c_out. n_threads: the
+/// block's threads.
 template <class Exec>
-FB_HOST_DEVICE void arrange_weights_block(Exec& ex, const geometry& g, const float* weight, float* wt, int64_t block) {
+FB_HOST_DEVICE void arrange_weights_block(Exec& ex, const geometry& g, const float* weight, float* wt, int64_t block,
+                                          int n_threads = k_threads) {
   const int64_t cob = block / g.n_phases, ph = block % g.n_phases;
   const phase_pos pp = phase_of(g, ph);
   if (pp.taps == 0) return;
@@ -1002,7 +1004,7 @@ FB_HOST_DEVICE void arrange_weights_block(Exec& ex, const geometry& g, const flo
   const int64_t k = g.dim[0].k, s = g.dim[0].s;
   const int64_t n = g.c_in * pp.taps * k_co_block;
   ex.threads([&](int tid, typename Exec::state&) {
-    for (int64_t e = tid; e < n; e += k_threads) {
+    for (int64_t e = tid; e < n; e += n_threads) {
       const int64_t co_l = e % k_co_block;
       const int64_t tap = (e / k_co_block) % pp.taps;
       const int64_t ci = e / (k_co_block * pp.taps);
@@ -1122,16 +1124,19 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
 namespace fb::fused::convt3d_tile {
 /// The host executor of a block program: threads(f) runs f for every thread of the block in turn,
 /// each with its own (persistent) registers; sync() has nothing to wait for.
-struct host_exec {
+/// kThreads: the block's threads (k_threads; a launch with other blocks, e.g. #15's prep, says so).
+template <int kThreads = k_threads>
+struct host_exec_n {
   struct state {
     acc_tile acc, part, comp;
   };
-  std::vector<state> states = std::vector<state>(k_threads);
+  std::vector<state> states = std::vector<state>(kThreads);
   template <class F>
   void threads(F&& f) {
-    for (int t = 0; t < k_threads; ++t) f(t, states[static_cast<std::size_t>(t)]);
+    for (int t = 0; t < kThreads; ++t) f(t, states[static_cast<std::size_t>(t)]);
   }
   void sync() {}
 };
+using host_exec = host_exec_n<>;
 }  // namespace fb::fused::convt3d_tile
 #endif
