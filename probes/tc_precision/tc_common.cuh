@@ -1,10 +1,12 @@
 #pragma once
 // What the split-precision probes of issue 11 (tc_precision_bench.cu: mma.sync and DMMA;
 // wgmma_bench.cu: wgmma) share: the CUDA error check, the tf32 conversion and mma.sync m16n8k8
-// TF32 (fragment layouts in tc_precision_bench.cu's header), and the timing loop.
+// TF32 (fragment layouts in tc_precision_bench.cu's header), the timing loop, and the inputs (the
+// generator, the distributions and their draws), so both measure the same numbers.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -56,4 +58,40 @@ double time_ms(L launch) {
   CK(cudaEventDestroy(e1));
   std::sort(ms.begin(), ms.end());
   return ms[2];
+}
+
+/// The inputs' generator (splitmix64), seeded per (K, distribution).
+struct rng_t {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double u01() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
+  double normal() { return std::sqrt(-2.0 * std::log(std::max(u01(), 1e-300))) * std::cos(6.283185307179586 * u01()); }
+};
+
+/// Distributions of the activations (x); integers are small and exact in every scheme (layout checks).
+enum class dist { uniform, normal, offset, sparse, integers };
+inline const char* dist_name(dist d) {
+  switch (d) {
+    case dist::uniform: return "uniform";
+    case dist::normal: return "normal";
+    case dist::offset: return "offset+100";
+    case dist::sparse: return "sparse";
+    default: return "integers";
+  }
+}
+
+/// One activation drawn from d.
+inline float draw_x(dist d, rng_t& rng) {
+  switch (d) {
+    case dist::integers: return static_cast<float>(static_cast<int>(rng.next() % 9) - 4);
+    case dist::uniform: return static_cast<float>(rng.u01());
+    case dist::normal: return static_cast<float>(rng.normal());
+    case dist::offset: return static_cast<float>(100.0 + rng.u01());
+    default: return rng.u01() < 0.05 ? static_cast<float>(10.0 * rng.normal()) : 0.0f;  // sparse
+  }
 }

@@ -253,29 +253,6 @@ __global__ void ffma_rate_kernel(float* sink, uint32_t seed) {
 // ---------------------------------------------------------------------------------------------
 // Host side
 // ---------------------------------------------------------------------------------------------
-struct rng_t {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double u01() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
-  double normal() { return std::sqrt(-2.0 * std::log(std::max(u01(), 1e-300))) * std::cos(6.283185307179586 * u01()); }
-};
-
-enum class dist { uniform, normal, offset, sparse, integers };
-const char* dist_name(dist d) {
-  switch (d) {
-    case dist::uniform: return "uniform";
-    case dist::normal: return "normal";
-    case dist::offset: return "offset+100";
-    case dist::sparse: return "sparse";
-    default: return "integers";
-  }
-}
-
 struct scheme_result {
   const char* name;
   std::vector<float> out;
@@ -328,13 +305,7 @@ int main(int argc, char** argv) {
       for (auto& w : B)
         w = d == dist::integers ? static_cast<float>(static_cast<int>(rng.next() % 7) - 3)
                                 : static_cast<float>((2 * rng.u01() - 1) * bound);
-      for (auto& x : A) switch (d) {
-          case dist::integers: x = static_cast<float>(static_cast<int>(rng.next() % 9) - 4); break;
-          case dist::uniform: x = static_cast<float>(rng.u01()); break;
-          case dist::normal: x = static_cast<float>(rng.normal()); break;
-          case dist::offset: x = static_cast<float>(100.0 + rng.u01()); break;
-          case dist::sparse: x = rng.u01() < 0.05 ? static_cast<float>(10.0 * rng.normal()) : 0.0f; break;
-        }
+      for (auto& x : A) x = draw_x(d, rng);
       float *dA, *dB, *dO;
       CK(cudaMalloc(&dA, A.size() * sizeof(float)));
       CK(cudaMalloc(&dB, B.size() * sizeof(float)));

@@ -263,28 +263,6 @@ __global__ void __launch_bounds__(1024, 1) mma_rate_kernel(int iters, float* sin
 // ---------------------------------------------------------------------------------------------
 // Host side
 // ---------------------------------------------------------------------------------------------
-struct rng_t {  // as tc_precision_bench
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double u01() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
-  double normal() { return std::sqrt(-2.0 * std::log(std::max(u01(), 1e-300))) * std::cos(6.283185307179586 * u01()); }
-};
-
-enum class dist { uniform, normal, offset, sparse };
-const char* dist_name(dist d) {
-  switch (d) {
-    case dist::uniform: return "uniform";
-    case dist::normal: return "normal";
-    case dist::offset: return "offset+100";
-    default: return "sparse";
-  }
-}
-
 uint32_t f2u(float x) {
   uint32_t u;
   std::memcpy(&u, &x, 4);
@@ -522,12 +500,7 @@ int main(int argc, char** argv) {
       std::vector<float> X(static_cast<size_t>(rows) * K), W(static_cast<size_t>(N) * K);  // W: [n][k]
       const double bound = 1.0 / std::sqrt(static_cast<double>(K));
       for (auto& w : W) w = static_cast<float>((2 * rng.u01() - 1) * bound);
-      for (auto& x : X) switch (d) {
-          case dist::uniform: x = static_cast<float>(rng.u01()); break;
-          case dist::normal: x = static_cast<float>(rng.normal()); break;
-          case dist::offset: x = static_cast<float>(100.0 + rng.u01()); break;
-          case dist::sparse: x = rng.u01() < 0.05 ? static_cast<float>(10.0 * rng.normal()) : 0.0f; break;
-        }
+      for (auto& x : X) x = draw_x(d, rng);
       const pieces px = split3(X), pw = split3(W);
       const size_t n_out = static_cast<size_t>(rows) * N;
       std::vector<std::vector<float>> res(schemes.size());
