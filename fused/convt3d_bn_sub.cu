@@ -6,7 +6,9 @@
 // executor): prep (tap-box sums of x; weights arranged per phase) -> centring (the means, and the
 // centres' class tables when J0 <= 2) -> then
 //   training: pass 1 (the convolution: centred statistics, and y - ybar stored in the workspace)
-//             -> finalize -> rows (out = scale_c * (y - ybar), read back in the output's order);
+//             -> finalize -> rows (out = scale_c * (y - ybar), read back in the output's order:
+//             bands of rows staged in shared memory by bulk copies, rows_staged_kernel; rows too wide
+//             for a band read straight from the buffer, rows_kernel);
 //   eval:     finalize -> pass 2 (the convolution, out = scale_c * (y - ybar) from the accumulators).
 //
 // Two passes, which? Training MATERIALISES y - ybar (the output's size, fp32, in the workspace)
@@ -83,6 +85,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "fused/common/bulk_stage.cuh"
 #include "fused/common/convt3d_bn_sub_plan.h"
 #include "fused/common/cuda_check.h"
 #include "fused/common/device_exec.cuh"
@@ -131,8 +134,8 @@ __global__ void __launch_bounds__(tile::k_threads) finalize_kernel(const __grid_
   detail::finalize_block(ex, pl, a, blockIdx.x, smem);
 }
 
-/// The rows launch (training): a block per (b, co, od) slice, in grid-stride order (the grid is
-/// capped: output_slices can pass 2^31).
+/// The unstaged rows launch (training, rows too wide for a band: pl.band_rows == 0): a block per
+/// (b, co, od) slice, in grid-stride order (the grid is capped: output_slices can pass 2^31).
 constexpr int64_t k_rows_max_blocks = int64_t{1} << 20;
 
 // Three blocks per SM: 80 registers hold 8 rows' loads in flight per thread (k_rows_in_flight).
@@ -147,6 +150,28 @@ __global__ void __launch_bounds__(tile::k_threads, 3) rows_kernel(const __grid_c
   // still in L2.
   const int64_t n = detail::output_slices(pl);
   for (int64_t slice = blockIdx.x; slice < n; slice += gridDim.x) detail::rows_block<Index>(ex, pl, a, n - 1 - slice);
+}
+
+/// The staged rows launch (training, pl.band_rows > 0): a block per (slice, band) item, in
+/// grid-stride order, last item first (as rows_kernel). Shared memory: the band's stage and the
+/// pieces' table (dynamic), the bulk copies' barrier. 16.3 KB and 48 registers at the default: 10
+/// blocks per SM. Measured on the H100 (default config, 2026-11-25; ncu, kernel alone): 178.7 us
+/// against rows_kernel's 189.7 (the floor, 504 MB at ~2.98 TB/s: ~169 us), DRAM 81% busy; the
+/// training pipeline 544.1 -> 533.4 us (3 alternations, beside cd13c7b's binary).
+__global__ void __launch_bounds__(detail::k_band_threads) rows_staged_kernel(const __grid_constant__ plan pl,
+                                                                          const __grid_constant__ args a) {
+  extern __shared__ float4 band_smem[];
+  __shared__ std::uint64_t barrier;
+  float* stage = reinterpret_cast<float*>(band_smem);
+  int* table = reinterpret_cast<int*>(stage + pl.band_stage_floats);
+  fb::fused::device::bulk_stager stager{&barrier};
+  if (threadIdx.x == 0) stager.init();
+  __syncthreads();
+  wait_for_preceding_launch();  // a dependent launch of finalize: the scale comes from it
+  device_exec ex;
+  const int64_t n = detail::band_items(pl);
+  for (int64_t item = blockIdx.x; item < n; item += gridDim.x)
+    detail::rows_band_block(ex, stager, pl, a, n - 1 - item, stage, table);
 }
 
 /// Pass kStats of the plan's variant (the kernels live in fused/convt3d_bn_sub_pass_j*_*.cu).
@@ -179,7 +204,13 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   if (pl.training) launch_pass<true>(pl, a, s);
   fb::fused::device::launch_dependent(finalize_kernel, static_cast<unsigned>(pl.g.c_out), tile::k_threads, 0, s, pl,
                                       a);
-  if (pl.training) {
+  if (pl.training && pl.band_rows > 0) {
+    const int64_t blocks = std::min(k_rows_max_blocks, detail::band_items(pl));
+    const std::size_t smem = sizeof(float) * static_cast<std::size_t>(pl.band_stage_floats) +
+                             sizeof(int) * static_cast<std::size_t>(pl.g.dim[1].s * pl.g.dim[2].s);
+    fb::fused::device::launch_dependent(rows_staged_kernel, static_cast<unsigned>(blocks), detail::k_band_threads,
+                                        smem, s, pl, a);
+  } else if (pl.training) {
     const int64_t blocks = std::min(k_rows_max_blocks, detail::output_slices(pl));
     if (pl.spatial < (int64_t{1} << 31))
       fb::fused::device::launch_dependent(rows_kernel<int>, static_cast<unsigned>(blocks), tile::k_threads, 0, s, pl, a);

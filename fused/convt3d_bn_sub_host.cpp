@@ -7,7 +7,10 @@
 // stage itself (which on the GPU would read another block's leftovers) makes the output NaN, and
 // the property tests fail. Blocks of a pass are independent (each writes only its own outputs and
 // partials), so they run on several CPU threads; the result does not depend on how many.
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 #include "fused/common/convt3d_bn_sub_plan.h"
@@ -18,6 +21,15 @@
 namespace fb::fused::convt3d_bn_sub {
 namespace detail {
 namespace {
+
+/// rows_band_block's stager on the host: each piece copied at once.
+struct host_stager {
+  void copy(float* dst, const float* src, int floats) const {
+    std::memcpy(dst, src, sizeof(float) * static_cast<std::size_t>(floats));
+  }
+  void arrive() const {}
+  void wait() const {}
+};
 
 /// Pass kStats of the plan's variant (the passes live in fused/convt3d_bn_sub_pass_j*_host.cpp).
 template <bool kStats>
@@ -44,7 +56,18 @@ void run_host_plan(const plan& pl, const args& a) {
     host_pass<false>(pl, a);
     return;
   }
-  for (int64_t slice = 0; slice < output_slices(pl); ++slice) rows_block<int64_t>(ex, pl, a, slice);
+  if (pl.band_rows == 0) {
+    for (int64_t slice = 0; slice < output_slices(pl); ++slice) rows_block<int64_t>(ex, pl, a, slice);
+    return;
+  }
+  tile::host_exec_n<k_band_threads> band_ex;
+  host_stager stager;
+  std::vector<float> stage(static_cast<std::size_t>(pl.band_stage_floats));
+  std::vector<int> table(static_cast<std::size_t>(pl.g.dim[1].s * pl.g.dim[2].s));
+  for (int64_t item = 0; item < band_items(pl); ++item) {
+    std::fill(stage.begin(), stage.end(), std::numeric_limits<float>::quiet_NaN());
+    rows_band_block(band_ex, stager, pl, a, item, stage.data(), table.data());
+  }
 }
 
 }  // namespace detail

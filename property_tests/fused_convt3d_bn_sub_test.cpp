@@ -620,6 +620,46 @@ RC_GTEST_PROP(FusedConvT3dBnSubHost, MatchesFp64BruteForceAcrossChannelBlocksAnd
   check_against_brute_force(c);
 }
 
+// The training rows launch stages bands of output rows in shared memory (rows_band_block): planes
+// too tall for one band split into several, the last one short, and rows too wide for any band
+// (w_out of thousands) go through the unstaged rows_block. Both paths against fp64.
+RC_GTEST_PROP(FusedConvT3dBnSubHost, RowsInBandsAndUnstagedRowsMatchFp64BruteForce, ()) {
+  bn_case c = draw_case(false);
+  bs::problem& p = c.prob;
+  const bool wide = *rc::gen::arbitrary<bool>();
+  p.training = true;
+  p.batch = *rc::gen::inRange<int64_t>(1, 3);
+  p.in_channels = *rc::gen::inRange<int64_t>(1, 3);
+  p.out_channels = *rc::gen::inRange<int64_t>(1, 3);
+  p.kernel_size = *rc::gen::inRange<int64_t>(1, 4);
+  p.stride = *rc::gen::inRange<int64_t>(wide ? 1 : 2, 5);
+  p.depth = *rc::gen::inRange<int64_t>(1, 3);
+  p.height = wide ? *rc::gen::inRange<int64_t>(2, 4) : *rc::gen::inRange<int64_t>(28, 41);
+  p.width = wide ? 8300 / p.stride + *rc::gen::inRange<int64_t>(0, 40) : *rc::gen::inRange<int64_t>(20, 41);
+  const int64_t pm = std::min({max_padding(p.depth, p.kernel_size, p.stride),
+                               max_padding(p.height, p.kernel_size, p.stride),
+                               max_padding(p.width, p.kernel_size, p.stride), p.kernel_size - 1});
+  p.padding = *rc::gen::inRange<int64_t>(0, pm + 1);
+  std::mt19937_64 rng(*rc::gen::arbitrary<uint64_t>());
+  c.x.resize(static_cast<std::size_t>(p.batch * p.in_channels * p.depth * p.height * p.width));
+  c.w.resize(static_cast<std::size_t>(p.in_channels * p.out_channels * p.kernel_size * p.kernel_size * p.kernel_size));
+  for (auto* v : {&c.bias, &c.gamma, &c.beta, &c.rm, &c.rv}) v->resize(static_cast<std::size_t>(p.out_channels), 1.0f);
+  fill_x(c.x, p.height, p.width, c.d, rng);
+  fill_uniform(c.w, -0.5f, 0.5f, rng);
+  fill_uniform(c.gamma, -2.0f, 2.0f, rng);
+  const bs::detail::plan pl = bs::detail::make_plan(p);
+  if (wide) {
+    RC_ASSERT(pl.band_rows == 0);
+  } else {
+    RC_ASSERT(pl.band_rows > 0);
+    RC_ASSERT(pl.band_stage_floats <= bs::detail::k_band_max_floats);
+    RC_ASSERT(bs::detail::band_stage_floats(pl, pl.band_rows + 1) > bs::detail::k_band_max_floats ||
+              pl.band_rows == pl.g.dim[1].n_out);
+  }
+  RC_TAG(wide ? "unstaged" : pl.band_count > 1 ? "several bands" : "one band");
+  check_against_brute_force(c);
+}
+
 // The unrolled tap loops, the generic loop, and any input-channel chunking sum every output in the
 // same order: bitwise the same results. Repeating a call gives the same bits (determinism).
 RC_GTEST_PROP(FusedConvT3dBnSubHost, VariantsAndChunksAreBitwiseIdentical, ()) {
@@ -708,6 +748,10 @@ TEST(FusedConvT3dBnSub, WorkspaceAtDefault) {
   EXPECT_EQ(pl.g.n_ci_chunks, 1);     // all 16 input channels staged once per block
   EXPECT_EQ(pl.g.n_blocks, 16 * 32 * 2);  // 8 x 4 x 1 tiles per sample, two 16-channel blocks
   EXPECT_LE(pl.smem_stats_bytes, tile::k_smem_two_per_sm_bytes);  // two blocks per SM
+  // The rows launch stages a whole 63 x 63 slice per band: 2 x 2 slots of 32 rows, 16 KB.
+  EXPECT_EQ(pl.band_rows, 63);
+  EXPECT_EQ(pl.band_count, 1);
+  EXPECT_EQ(pl.band_stage_floats, 2 * (1032 + 1000));
 }
 
 }  // namespace

@@ -19,8 +19,10 @@
 ///   4. finalize  block c: m2[b, c] = sum over tiles (fixed order); batch mean and biased variance
 ///                (bn::combine_sample_moments), running buffers, scale_c = gamma_c / sqrt(var_c + eps)
 ///                (eval: from running_var).
-///   5. training: rows  a block per (b, co, od) slice: out = scale_c * (y - ybar_bc) from off_y,
-///                in the output's order (rows_block).
+///   5. training: rows  a block per band of rows of a (b, co, od) slice: out = scale_c * (y - ybar_bc)
+///                from off_y, staged in shared memory by bulk copies, written in the output's
+///                order (rows_band_block); rows too wide for a band: a block per slice reading
+///                off_y directly (rows_block).
 ///      eval:     pass 2 the convolution (the scale is known before it) and
 ///                out = scale_c * (y - ybar_bc) straight from the accumulators (write_policy).
 ///
@@ -89,12 +91,55 @@ struct plan {
   phase_order order[3];  ///< phase-major order per dimension (d, h, w) of the materialised buffer
   int64_t xc_floats;  ///< x - c[b, ci] (fp32, x's size) at off_xc: the passes stage it as it is
   int64_t y_floats;  ///< training: B*C_out*D'H'W' floats of y - ybar at off_y (phase-major); eval: 0
+  /// The staged rows launch (training, rows_band_block): output rows per band, bands per (b, co, od)
+  /// slice, shared floats of a band. band_rows == 0: a row does not fit (or s_h * s_w > k_band_max_pieces),
+  /// and the rows launch reads the buffer directly (rows_block).
+  int band_rows, band_count, band_stage_floats;
   int64_t n_doubles;
   std::size_t workspace_bytes;
   std::size_t smem_stats_bytes, smem_write_bytes;  ///< dynamic shared memory of pass 1 and pass 2
   bool training;
   double eps, momentum;
 };
+
+/// The staged rows launch (rows_band_block): a block copies a band of output rows of one (b, co, od)
+/// slice into shared memory, one bulk copy per (h phase, w phase) piece, then writes the band in the
+/// output's order. Why: the rows launch reading the buffer with per-thread loads kept ~24 KB per SM
+/// in flight (8 loads per thread, 3 blocks of 256), about what 3 TB/s needs at DRAM latency, and
+/// ran at 2.68 TB/s (188 us for 504 MB, H100); a bulk copy puts a whole 16 KB band in flight with one
+/// instruction per piece.
+constexpr int k_band_threads = 128;
+constexpr int k_band_max_floats = 8192;  ///< shared floats of one band (32 KB)
+constexpr int k_band_max_pieces = 64;    ///< s_h * s_w pieces at most (their table is in shared memory)
+
+/// Shared floats of a piece's slot: up to m rows of n_w floats, plus up to 3 before them (the copy
+/// starts at the 16-byte boundary below the piece) and 3 after (its length rounds up to 16 bytes).
+FB_HOST_DEVICE int64_t band_slot_floats(int64_t m, int64_t n_w) { return (m * n_w + 6 + 3) / 4 * 4; }
+
+/// Shared floats of a band of `rows` output rows: s_h rows of slots, each slot (rh, rw) sized for
+/// the most rows of phase rh that `rows` consecutive output rows hold, ceil(rows / s_h).
+inline int64_t band_stage_floats(const plan& pl, int64_t rows) {
+  const int64_t sh = pl.g.dim[1].s, m = (rows + sh - 1) / sh;
+  int64_t per_rh = 0;
+  for (int rw = 0; rw < pl.g.dim[2].s; ++rw) per_rh += band_slot_floats(m, pl.order[2].count(rw));
+  return sh * per_rh;
+}
+
+/// The most rows a band can hold within k_band_max_floats (binary search: the stage grows with rows).
+inline void plan_bands(plan& pl) {
+  pl.band_rows = pl.band_count = pl.band_stage_floats = 0;
+  if (!pl.training || pl.g.dim[1].s * pl.g.dim[2].s > k_band_max_pieces) return;
+  int64_t lo = 0, hi = pl.g.dim[1].n_out;  // lo fits (0 rows: vacuously), find the largest that fits
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    if (band_stage_floats(pl, mid) <= k_band_max_floats) lo = mid;
+    else hi = mid - 1;
+  }
+  if (lo == 0) return;
+  pl.band_rows = static_cast<int>(lo);
+  pl.band_count = static_cast<int>((pl.g.dim[1].n_out + lo - 1) / lo);
+  pl.band_stage_floats = static_cast<int>(band_stage_floats(pl, lo));
+}
 
 /// Validates (std::invalid_argument naming field and rule) and derives the plan. force_generic
 /// makes the passes use the generic tap loop (tests compare it with the unrolled one).
@@ -162,13 +207,16 @@ inline plan make_plan(const problem& p, bool force_generic = false) {
   pl.y_floats = p.training ? p.batch * p.out_channels * pl.spatial : 0;
   pl.off_y = ((pl.off_wt + (g.wt_floats + 1) / 2 + 1) / 2) * 2;  // 16-byte aligned
   pl.xc_floats = volumes * g.dim[0].n_in * g.dim[1].n_in * g.dim[2].n_in;
-  pl.off_xc = ((pl.off_y + (pl.y_floats + 1) / 2 + 1) / 2) * 2;  // 16-byte aligned
+  // 16-byte aligned, and the floats between y's end and it (rows_band_block's copies may read up to
+  // 3 of them) zeroed by prep.
+  pl.off_xc = ((pl.off_y + (pl.y_floats + 1) / 2 + 1) / 2) * 2;
   pl.n_doubles = pl.off_xc + (pl.xc_floats + 1) / 2;
   pl.workspace_bytes = fb::fused::detail::workspace_bytes_for(pl.n_doubles);
   const std::size_t conv_bytes = static_cast<std::size_t>(g.smem_conv_floats) * sizeof(float);
   pl.smem_stats_bytes = conv_bytes + k_stats_smem_bytes;
   pl.smem_write_bytes = conv_bytes + k_write_smem_bytes;
   pl.training = p.training;
+  plan_bands(pl);
   pl.eps = p.eps;
   pl.momentum = p.momentum;
   return pl;
@@ -374,6 +422,106 @@ FB_HOST_DEVICE void rows_block(Exec& ex, const plan& pl, const args& a, int64_t 
   });
 }
 
+/// Work items of the staged rows launch: (slice, band) pairs, slice-major.
+FB_HOST_DEVICE int64_t band_items(const plan& pl) { return output_slices(pl) * pl.band_count; }
+
+/// Staged rows (training, when pl.band_rows > 0), one block of k_band_threads: band `item % band_count`
+/// of slice `item / band_count`, out = scale_c * (y - ybar_bc) like rows_group (the same single
+/// multiply: the same bits). Thread 0 copies the band's (rh, rw) pieces, each a run of consecutive
+/// floats of the phase-major buffer (the band's rows of phase rh, all n_w(rw) bases of each), into
+/// their slots in `stage` with `stager` (GPU: bulk copies completing on one mbarrier, which thread 0
+/// waits for; host: memcpy),
+/// from the 16-byte boundary below the piece in whole 16 bytes, and notes in `table` where (rh, rw)'s
+/// first row starts (its w base lo_w at table + lo_w). Every warp then writes whole rows of the band
+/// from shared memory: lanes ow = lane, lane + 32, ..., the w phase and base advancing without
+/// divisions as in rows_group. stage: pl.band_stage_floats floats; table: s_h * s_w ints.
+template <class Exec, class Stager>
+FB_HOST_DEVICE void rows_band_block(Exec& ex, Stager& stager, const plan& pl, const args& a, int64_t item,
+                                    float* stage, int* table) {
+  const tile::geometry& g = pl.g;
+  // One band per slice at the default: no 64-bit division (a called routine on the GPU).
+  const int64_t slice = pl.band_count == 1 ? item : item / pl.band_count;
+  const int band = static_cast<int>(item - slice * pl.band_count);
+  const rows_slice rs = rows_slice_of(pl, a, slice);
+  const int h_out = static_cast<int>(g.dim[1].n_out), w_out = static_cast<int>(g.dim[2].n_out);
+  const int sh = static_cast<int>(g.dim[1].s), sw = static_cast<int>(g.dim[2].s);
+  const int pw = static_cast<int>(g.dim[2].p);
+  const phase_order &H = pl.order[1], &W = pl.order[2];
+  const int oh0 = band * pl.band_rows;
+  const int rows = pl.band_rows < h_out - oh0 ? pl.band_rows : h_out - oh0;
+  const int t0 = oh0 + static_cast<int>(g.dim[1].p);  // t = oh + p_h; phase rh = t mod s_h, base t / s_h
+  ex.threads([&](int tid, typename Exec::state&) {
+    if (tid != 0) return;
+    const float* y = materialised(pl, a);
+    const int m = (pl.band_rows + sh - 1) / sh;
+    int slot = 0;
+    for (int rh = 0; rh < sh; ++rh) {
+      // The band's bases of phase rh: [q_lo, q_hi), those t in [t0, t0 + rows) with t mod s_h = rh.
+      const int q_lo = (t0 + sh - 1 - rh) / sh, q_hi = (t0 + rows + sh - 1 - rh) / sh;
+      const int n_h = H.count(rh);
+      for (int rw = 0; rw < sw; ++rw) {
+        const int n_w = W.count(rw);
+        const int64_t at = rs.src + static_cast<int64_t>(rs.n_d) * (static_cast<int64_t>(H.offset(rh)) * w_out +
+                                                                     static_cast<int64_t>(n_h) * W.offset(rw)) +
+                           (static_cast<int64_t>(rs.qd) * n_h + q_lo - H.first_base(rh)) * n_w;
+        const int lead = static_cast<int>(at & 3);  // the buffer starts 16-byte aligned (off_y)
+        const int len = (q_hi - q_lo) * n_w;
+        if (len > 0) stager.copy(stage + slot, y + (at - lead), (lead + len + 3) / 4 * 4);
+        table[rh * sw + rw] = slot + lead - W.first_base(rw);
+        slot += static_cast<int>(band_slot_floats(m, n_w));
+      }
+    }
+    stager.arrive();
+    // Only this thread waits for the copies; the others wait at the barrier below. (Measured: the
+    // same time as every thread waiting, H100; try_wait suspends in hardware, it does not spin.)
+    stager.wait();
+  });
+  ex.sync();  // the copies have landed (ordered by thread 0's wait), and the table is written
+  ex.threads([&](int tid, typename Exec::state&) {
+    const int warp = tid / 32, lane = tid % 32;
+    // Per row and per column only additions: w_out = 63 gives a lane two elements per row, so
+    // divisions per row (phase and base of t, of the lane's first column) made the launch
+    // issue-bound (~100 instructions per element; ncu, H100).
+    constexpr int kStep = k_band_threads / 32;  // rows between a warp's rows
+    const int q0 = t0 / sh, r0 = t0 % sh;        // the band's first row: base q0, phase r0
+    const int step_r = kStep % sh, step_q = kStep / sh;
+    int rh = (r0 + warp) % sh, qh = q0 + (r0 + warp) / sh;
+    const int rw0 = (lane + pw) % sw, qw0 = (lane + pw) / sw;
+    const bool lane_keeps_phase = 32 % sw == 0;
+    const int n_w0 = W.count(rw0);
+    // Hoisted by hand: nvcc recomputed the division 32 / s_w and the trip count in every row.
+    const int lane_step = 32 / sw, lane_cols = lane < w_out ? (w_out - lane + 31) / 32 : 0;
+    float* dst = a.out + rs.dst + static_cast<int64_t>(oh0 + warp) * w_out;
+    for (int j = warp; j < rows; j += kStep) {
+      // The row's place among the band's rows of phase rh (whose first base is q0, or q0 + 1 when
+      // rh comes before the band's first phase r0).
+      const int row = qh - (rh >= r0 ? q0 : q0 + 1);
+      const int* row_table = table + rh * sw;
+      if (lane_keeps_phase) {  // 32 % s_w == 0 (s = 1, 2, 4, ...): one w phase per lane, bases 32/s_w apart
+        const float* src = stage + row_table[rw0] + row * n_w0 + qw0;
+        for (int c = 0; c < lane_cols; ++c) dst[lane + 32 * c] = src[c * lane_step] * rs.scale;
+      } else {
+        int rw = rw0, qw = qw0, cached_rw = -1, at = 0;
+        for (int ow = lane; ow < w_out; ow += 32) {
+          if (rw != cached_rw) {
+            at = row_table[rw] + row * W.count(rw);
+            cached_rw = rw;
+          }
+          dst[ow] = stage[at + qw] * rs.scale;
+          rw += 32 % sw;
+          qw += 32 / sw;
+          if (rw >= sw) rw -= sw, ++qw;
+        }
+      }
+      dst += kStep * static_cast<int64_t>(w_out);
+      rh += step_r;
+      qh += step_q;
+      if (rh >= sh) rh -= sh, ++qh;
+    }
+  });
+  ex.sync();  // the stage is free for the next item
+}
+
 /// Offset [doubles] of phase pp's prefix table inside a (b, co) region of the tables: the phases
 /// with taps (r < min(k, s) per dimension) in order, each (Jd+1) x (Jh+1) x (Jw+1).
 FB_HOST_DEVICE int64_t ptab_phase_offset(const plan& pl, const tile::phase_pos& pp) {
@@ -414,7 +562,11 @@ FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t 
   double* sa = a.ws + pl.off_box_a + block * pl.box_a;
   double* sb = a.ws + pl.off_box_b + block * pl.box_b;
   double* r = a.ws + pl.off_box_r + block * pl.k3;
-  ex.threads([&](int tid, typename Exec::state&) { box_sums::step_h(g.dim[0], g.dim[1], g.dim[2], xv, sa, tid, k_prep_threads); });
+  ex.threads([&](int tid, typename Exec::state&) {
+    // The floats after y's end up to the next 16 bytes: rows_band_block's last copy reads them.
+    if (block == 0 && tid < (4 - pl.y_floats % 4) % 4) materialised(pl, a)[pl.y_floats + tid] = 0.0f;
+    box_sums::step_h(g.dim[0], g.dim[1], g.dim[2], xv, sa, tid, k_prep_threads);
+  });
   ex.sync();
   ex.threads([&](int tid, typename Exec::state&) { box_sums::step_w(g.dim[0], g.dim[2], sa, sb, tid, k_prep_threads); });
   ex.sync();

@@ -174,6 +174,10 @@ tally run(const options& opt, rng_t& rng, cudaStream_t stream) {
     go({3, 5, 6, 9, 10, 11, 2, 4, 0, true, 1e-5, 0.1}, true, dist::normal, true);
     go({2, 7, 5, 8, 9, 10, 3, 1, 1, true, 1e-5, 0.1}, true, dist::uniform, true);
     go({2, 7, 5, 8, 9, 10, 4, 2, 1, true, 1e-5, 0.1}, false, dist::offset, true);
+    //  - the training rows launch: 157 x 157 planes in several bands of staged rows (the last one
+    //    short), and rows of 8397 floats, too wide for any band (the unstaged rows launch);
+    go({1, 2, 3, 2, 40, 40, 3, 4, 1, true, 1e-5, 0.1}, true, dist::normal, true);
+    go({2, 2, 3, 1, 3, 2100, 3, 4, 1, true, 1e-5, 0.1}, false, dist::uniform, false);
     //  - padding past the kernel (crops at both borders), eval with a single value per channel.
     go({2, 3, 4, 6, 7, 8, 3, 3, 5, true, 1e-5, 0.1}, true, dist::border_only, false);
     go({1, 3, 4, 1, 1, 1, 1, 1, 0, false, 1e-5, 0.1}, true, dist::uniform, false);

@@ -1,0 +1,60 @@
+#pragma once
+/// Bulk copies from global into shared memory on Hopper (cp.async.bulk, the TMA unit's 1-D form),
+/// completing on one mbarrier: the GPU's stager of block programs that stage runs of consecutive
+/// floats (convt3d_bn_sub's rows_band_block; the host executor's stager is a memcpy). One thread
+/// issues the copies, arrives and waits; a __syncthreads() after its wait passes the data on to the
+/// block. The barrier is reused item after item: the waiting thread keeps the phase parity. nvcc only.
+#if !defined(__CUDACC__)
+#error "fused/common/bulk_stage.cuh is CUDA-only"
+#endif
+#include <cstdint>
+
+namespace fb::fused::device {
+
+struct bulk_stager {
+  std::uint64_t* barrier;  ///< in shared memory
+  std::uint32_t parity = 0;
+
+  __device__ std::uint32_t barrier_addr() const {
+    return static_cast<std::uint32_t>(__cvta_generic_to_shared(barrier));
+  }
+
+  /// Once per block, by one thread, before a __syncthreads(): one arrival completes each phase.
+  __device__ void init() const {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(barrier_addr()) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+
+  /// Copies `floats` floats (a multiple of 4; both addresses 16-byte aligned) and adds their bytes
+  /// to the transactions the current phase waits for. Only the arriving thread calls it, before arrive().
+  __device__ void copy(float* dst_shared, const float* src_global, int floats) const {
+    const std::uint32_t bytes = static_cast<std::uint32_t>(floats) * 4u;
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(barrier_addr()), "r"(bytes)
+                 : "memory");
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+            static_cast<std::uint32_t>(__cvta_generic_to_shared(dst_shared))),
+        "l"(src_global), "r"(bytes), "r"(barrier_addr())
+        : "memory");
+  }
+
+  /// The one arrival of the phase: it completes when every copy issued before has landed.
+  __device__ void arrive() const {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(barrier_addr()) : "memory");
+  }
+
+  /// Returns when the current phase has completed (the copies' data is visible to this thread).
+  __device__ void wait() {
+    std::uint32_t done = 0;
+    do {
+      asm volatile(
+          "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+          : "=r"(done)
+          : "r"(barrier_addr()), "r"(parity)
+          : "memory");
+    } while (done == 0);
+    parity ^= 1u;
+  }
+};
+
+}  // namespace fb::fused::device
