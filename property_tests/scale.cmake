@@ -23,3 +23,8 @@ set_tests_properties(ctest_gpu_resources PROPERTIES TIMEOUT 120)
 
 # The gate is a shell script run on a host no CI machine is: at least it must parse.
 add_test(NAME gpu_gate_parses COMMAND bash -n ${PROJECT_SOURCE_DIR}/scripts/gpu-gate)
+
+# std::filesystem calls bound to libstdc++, never to libtorch's exported copies (reference/CMakeLists.txt):
+# fusebench, which creates, replaces and removes files.
+add_test(NAME filesystem_not_bound_to_libtorch
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/filesystem_binding_test.sh $<TARGET_FILE:fusebench>)
