@@ -24,3 +24,12 @@ if(FUSEBENCH_HAVE_CUDA)
   # One GPU of ctest's resource allocation, as the Cuda_ properties (models.cmake).
   set_tests_properties(fused_cuda_selftest PROPERTIES LABELS "cuda" TIMEOUT 900 RESOURCE_GROUPS "gpus:1")
 endif()
+
+# The DMMA convolution probe of issue 11 (probes/tc_precision/dmma_conv_bench.cu, built for the GPU
+# host by its own script): its staging and operand offsets, emulated on the host with the fragment
+# layout the kernel assumes, against the convolution's definition. No GPU needed.
+if(FUSEBENCH_HAVE_CUDA)
+  add_executable(dmma_conv_bench ${PROJECT_SOURCE_DIR}/probes/tc_precision/dmma_conv_bench.cu)
+  set_target_properties(dmma_conv_bench PROPERTIES CUDA_ARCHITECTURES 90)
+  add_test(NAME dmma_conv_probe_host_check COMMAND dmma_conv_bench --host-check)
+endif()

@@ -1,7 +1,7 @@
 #pragma once
 // What the split-precision probes of issue 11 (tc_precision_bench.cu: mma.sync and DMMA;
 // wgmma_bench.cu: wgmma) share: the CUDA error check, the tf32 conversion and mma.sync m16n8k8
-// TF32 (fragment layouts in tc_precision_bench.cu's header), the timing loop, and the inputs (the
+// TF32 (fragment layouts in tc_precision_bench.cu's header), the sm_90 f64 mma.sync shapes, the timing loop, and the inputs (the
 // generator, the distributions and their draws), so both measure the same numbers.
 #include <cuda_runtime.h>
 
@@ -33,6 +33,32 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], 
       "{%0,%1,%2,%3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// The sm_90 f64 shapes (PTX ISA 7.8): m16n8k{4,8,16}. Fragments as for tf32 m16n8k8, with k
+// extended in steps of 4 (g = lane / 4, t = lane % 4): A holds (g, t), (g+8, t), (g, t+4),
+// (g+8, t+4), (g, t+8), ... ; B holds (t, g), (t+4, g), ... ; C/D (g, 2t) (g, 2t+1) (g+8, 2t)
+// (g+8, 2t+1). (My reading of the ISA; tc_precision_bench's LAYOUT self-check is what proves it.)
+template <int kK>
+__device__ __forceinline__ void mma_f64_m16n8(double (&d)[4], const double (&a)[kK / 2], const double (&b)[kK / 4]) {
+  if constexpr (kK == 4) {
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+  } else if constexpr (kK == 8) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+  } else {
+    static_assert(kK == 16, "m16n8k4, k8 or k16");
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
+        "{%12,%13,%14,%15}, {%0,%1,%2,%3};"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
+          "d"(b[1]), "d"(b[2]), "d"(b[3]));
+  }
 }
 
 /// Milliseconds of launch(): the median of 5 timed runs after one warm-up, cudaEvents.

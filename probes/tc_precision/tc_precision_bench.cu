@@ -185,6 +185,30 @@ __global__ void dmma_kernel(const float* A, const float* B, int K, float* out) {
   }
 }
 
+/// The same product with an sm_90 f64 shape m16n8kK (inputs converted to fp64 exactly, fp64
+/// accumulation, one rounding to fp32 at the end).
+template <int kK>
+__global__ void dmma16_kernel(const float* A, const float* B, int K, float* out) {
+  const int tile = blockIdx.x, lane = threadIdx.x, g = lane / 4, t = lane % 4;
+  const float* a = A + static_cast<size_t>(tile) * 16 * K;
+  double d[4] = {0, 0, 0, 0};
+  for (int k0 = 0; k0 < K; k0 += kK) {
+    double av[kK / 2], bv[kK / 4];
+#pragma unroll
+    for (int j = 0; j < kK / 4; ++j) {  // k columns t + 4j
+      av[2 * j] = static_cast<double>(a[g * K + k0 + t + 4 * j]);
+      av[2 * j + 1] = static_cast<double>(a[(g + 8) * K + k0 + t + 4 * j]);
+      bv[j] = static_cast<double>(B[(k0 + t + 4 * j) * 8 + g]);
+    }
+    mma_f64_m16n8<kK>(d, av, bv);
+  }
+  float* o = out + static_cast<size_t>(tile) * 128;
+  o[g * 8 + 2 * t] = static_cast<float>(d[0]);
+  o[g * 8 + 2 * t + 1] = static_cast<float>(d[1]);
+  o[(g + 8) * 8 + 2 * t] = static_cast<float>(d[2]);
+  o[(g + 8) * 8 + 2 * t + 1] = static_cast<float>(d[3]);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Throughput kernels: register operands, 4 independent accumulators per warp, kIters steps.
 // ---------------------------------------------------------------------------------------------
@@ -238,6 +262,37 @@ __global__ void dmma_rate_kernel(float* sink, uint32_t seed) {
   if (s == 123.456) sink[threadIdx.x] = static_cast<float>(s);
 }
 
+template <int kK>
+__global__ void dmma16_rate_kernel(float* sink, uint32_t seed) {
+  double a[kK / 2], b[kK / 4];
+  for (int i = 0; i < kK / 2; ++i) a[i] = 1.0 + 1e-3 * ((seed + threadIdx.x + i) & 7);
+  for (int i = 0; i < kK / 4; ++i) b[i] = 1e-9 * ((seed + i) & 3);
+  double d[4][4] = {};
+  for (int it = 0; it < kIters; ++it)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) mma_f64_m16n8<kK>(d[j], a, b);
+  double s = 0;
+  for (int j = 0; j < 4; ++j)
+    for (int i = 0; i < 4; ++i) s += d[j][i];
+  if (s == 123.456) sink[threadIdx.x] = static_cast<float>(s);
+}
+
+/// fp32 -> fp64 conversions (F2F), what feeding DMMA from an fp32 tile costs per operand.
+__global__ void f2f_rate_kernel(float* sink, uint32_t seed) {
+  float x[8];
+  double acc[8] = {};
+  for (int i = 0; i < 8; ++i) x[i] = static_cast<float>(threadIdx.x + i + seed);
+  for (int it = 0; it < kIters; ++it)
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      acc[i] += static_cast<double>(x[i]);
+      x[i] = __int_as_float(__float_as_int(x[i]) ^ 1);  // a new value each step (one integer op)
+    }
+  double s = 0;
+  for (int i = 0; i < 8; ++i) s += acc[i];
+  if (s == 123.456) sink[threadIdx.x] = static_cast<float>(s);
+}
+
 __global__ void ffma_rate_kernel(float* sink, uint32_t seed) {
   float x[8];
   const float a = 1.0f + 1e-7f * (seed & 7), b = 1e-7f;
@@ -283,6 +338,18 @@ int main(int argc, char** argv) {
     std::printf("RATE 3xTF32 via mma.sync (raw / 3, no splits)  %8.1f TFLOP/s fp32-equivalent\n", r_tf32 / 3);
     std::printf("RATE mma.sync m8n8k4 f64 (DMMA)                %8.1f TFLOP/s\n", r_dmma);
     std::printf("RATE FFMA (SIMT fp32)                          %8.1f TFLOP/s\n", r_ffma);
+    // The sm_90 f64 shapes: 2 * 16 * 8 * kK FLOPs per MMA, 4 per step.
+    const double t_d4 = time_ms([&] { dmma16_rate_kernel<4><<<blocks, threads>>>(sink, 1); });
+    const double t_d8 = time_ms([&] { dmma16_rate_kernel<8><<<blocks, threads>>>(sink, 1); });
+    const double t_d16 = time_ms([&] { dmma16_rate_kernel<16><<<blocks, threads>>>(sink, 1); });
+    const double t_f2f = time_ms([&] { f2f_rate_kernel<<<blocks, threads>>>(sink, 1); });
+    CK(cudaGetLastError());
+    const double per_k = warps * kIters * 4 * 2.0 * 16 * 8;
+    std::printf("RATE mma.sync m16n8k4 f64 (sm_90)              %8.1f TFLOP/s\n", per_k * 4 / t_d4 / 1e9);
+    std::printf("RATE mma.sync m16n8k8 f64 (sm_90)              %8.1f TFLOP/s\n", per_k * 8 / t_d8 / 1e9);
+    std::printf("RATE mma.sync m16n8k16 f64 (sm_90)             %8.1f TFLOP/s\n", per_k * 16 / t_d16 / 1e9);
+    std::printf("RATE F2F.F64.F32 + DADD (conversion feed)      %8.1f G conversions/s\n",
+                static_cast<double>(blocks) * threads * kIters * 8 / t_f2f / 1e6);
     // FLOPs counted as fp32-equivalent: one m16n8k8's worth per k-block, whatever the terms.
     const double t_z3 = time_ms([&] { tf32_zeroed_rate_kernel<3><<<blocks, threads>>>(sink, 1); });
     const double t_z6 = time_ms([&] { tf32_zeroed_rate_kernel<6><<<blocks, threads>>>(sink, 1); });
@@ -315,7 +382,9 @@ int main(int argc, char** argv) {
       std::vector<scheme_result> res = {{"fp32 FMA (SIMT)", {}},   {"1xTF32", {}},
                                         {"3xTF32", {}},            {"DMMA f64", {}},
                                         {"fp32 FMA g8+Kahan", {}}, {"3xTF32 z8 add", {}},
-                                        {"3xTF32 z8 Kahan", {}},   {"TF32x6 z8 Kahan", {}}};
+                                        {"3xTF32 z8 Kahan", {}},   {"TF32x6 z8 Kahan", {}},
+                                        {"DMMA m16n8k4", {}},      {"DMMA m16n8k8", {}},
+                                        {"DMMA m16n8k16", {}}};
       const int n_schemes = static_cast<int>(res.size());
       for (int s = 0; s < n_schemes; ++s) {
         if (s == 0) simt_kernel<<<tiles, 128>>>(dA, dB, K, dO);
@@ -326,6 +395,9 @@ int main(int argc, char** argv) {
         if (s == 5) tf32_zeroed_kernel<3, false><<<tiles, 32>>>(dA, dB, K, dO);
         if (s == 6) tf32_zeroed_kernel<3, true><<<tiles, 32>>>(dA, dB, K, dO);
         if (s == 7) tf32_zeroed_kernel<6, true><<<tiles, 32>>>(dA, dB, K, dO);
+        if (s == 8) dmma16_kernel<4><<<tiles, 32>>>(dA, dB, K, dO);
+        if (s == 9) dmma16_kernel<8><<<tiles, 32>>>(dA, dB, K, dO);
+        if (s == 10) dmma16_kernel<16><<<tiles, 32>>>(dA, dB, K, dO);
         CK(cudaGetLastError());
         res[s].out.resize(static_cast<size_t>(tiles) * 128);
         CK(cudaMemcpy(res[s].out.data(), dO, res[s].out.size() * sizeof(float), cudaMemcpyDeviceToHost));

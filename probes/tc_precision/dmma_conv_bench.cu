@@ -1,0 +1,358 @@
+// DMMA convolution probe for issue 11 (#34): how fast is #34's transposed convolution on the fp64
+// tensor cores, fed from fp32 inputs, at its default size?
+//
+// Why fp64 MMA. Products of fp32 numbers are exact in fp64 (24 + 24 < 53 bits), so an fp64
+// accumulation of K = 256 of them, rounded to fp32 once, is correctly rounded but for ~2^-45
+// relative: far more accurate than any fp32 order. The split-precision TF32 schemes need Kahan
+// additions on the SIMT units that cost about half of a plain SIMT convolution's instructions
+// (NOTES 2026-11-25). The question is the rate: m8n8k4 DMMA measured 33.1 TFLOP/s on the H100
+// (probe-2026-11-23-tile), and #34 needs ~42 TFLOP/s overall to reach 10x. tc_precision_bench
+// measures the sm_90 shapes m16n8k{4,8,16} in registers; this probe measures m16n8k16 inside a
+// real tile loop. Prediction: at least 0.7x the register-only m16n8k16 rate, if that rate is
+// well above 33 TFLOP/s.
+//
+// The convolution (ConvTranspose3d, stride 2, kernel 4, padding 1: the default of #34; B, C_in,
+// D, H, W from the command line, C_out 64): phase (sub-pixel) decomposition. Output o, t = o + p,
+// phase r = t mod 2, base q = t div 2, taps k = r + 2j (j = 0, 1), input i = q - j. Per phase
+// (rd, rh, rw) a GEMM: M = bases (qd, qh, qw), N = C_out, K = C_in x 8 taps.
+//
+// Block: one (b, rd, rh, rw) and a quarter of the qd bases, looping over them and over qh in
+// groups of 4 (the phase's weights staged once per block as fp64: K x 64; x staged per group as
+// fp64 with its halo, zero outside the input). Warp w: qh row w / 2 of the group, 32 channels
+// (w % 2) x all 32 qw bases: 2 m16 x 4 n8 accumulator tiles of fp64, K in steps of 16. Output: y
+// in phase-major order [b][co][rd][rh][rw][qd][qh][qw] (fp32), what #15 stores (a real #34 kernel
+// would run the LayerNorm epilogue instead). Requires W == 32 bases per w phase (W' = 64 = C_out,
+// #34's rule), H' even.
+//
+// Checks: 4096 sampled outputs against an fp64 (long double) sum on the host: max error relative
+// to sum |products|, and how many differ from the fp32 rounding of the exact sum. Exit 1 if any
+// sample is off by more than 1e-6 relative (a layout or index bug, not rounding).
+//
+// Build: probes/tc_precision/build.sh (build/probe/dmma_conv_bench). Run on the GPU host:
+// build/probe/dmma_conv_bench [B C_in D H] (default 32 32 16 32). Anywhere (no GPU needed):
+// build/probe/dmma_conv_bench --host-check, the kernel's staging and operand offsets emulated on the
+// host against the definition.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include "tc_common.cuh"
+
+namespace {
+
+constexpr int kS = 2, kK = 4, kP = 1;  // stride, kernel, padding
+constexpr int kCo = 64;                // output channels (W' = C_out = 64 for #34)
+constexpr int kQw = 32;                // w bases per w phase
+constexpr int kRows = 4;               // qh rows per group
+constexpr int kThreads = 256;
+constexpr int kWPitch = kCo + 4;       // fp64 weights per K row in shared memory (bank spread)
+constexpr int kXw = kQw + 1;           // staged x columns: qw - jw for qw in [0, 32), jw in {0, 1}
+constexpr int kXh = kRows + 1;         // staged x rows per (ci, jd)
+
+struct geom {
+  int b, ci, d, h, w;  // input sizes
+  int od, oh, ow;      // output sizes
+  int qd_lo[2], nqd[2], qh_lo[2], nqh[2], qw_lo[2];  // per phase: first base and count
+};
+
+__host__ __device__ inline int out_size(int n) { return (n - 1) * kS - 2 * kP + kK; }
+
+geom make_geom(int b, int ci, int d, int h, int w) {
+  geom g{b, ci, d, h, w, out_size(d), out_size(h), out_size(w), {}, {}, {}, {}, {}};
+  for (int r = 0; r < 2; ++r) {
+    // Bases of phase r: t in [p, p + n_out) with t mod 2 == r.
+    auto lo = [&](int) { return (kP - r + kS - 1) / kS; };
+    auto end = [&](int n) { return (kP + n - r + kS - 1) / kS; };
+    g.qd_lo[r] = lo(0), g.nqd[r] = end(g.od) - lo(0);
+    g.qh_lo[r] = lo(0), g.nqh[r] = end(g.oh) - lo(0);
+    g.qw_lo[r] = lo(0);
+  }
+  return g;
+}
+
+__host__ __device__ inline int64_t y_index(const geom& g, int b, int co, int rd, int rh, int rw, int qd, int qh, int qw) {
+  // phase-major: [b][co][phase][qd][qh][qw], phase boxes nqd x nqh x 32 (qd, qh relative to lo)
+  int64_t at = (static_cast<int64_t>(b) * kCo + co) * g.od * g.oh * g.ow;
+  for (int p = 0; p < rd * 4 + rh * 2 + rw; ++p) at += static_cast<int64_t>(g.nqd[p >> 2]) * g.nqh[(p >> 1) & 1] * kQw;
+  return at + (static_cast<int64_t>(qd - g.qd_lo[rd]) * g.nqh[rh] + (qh - g.qh_lo[rh])) * kQw + (qw - g.qw_lo[rw]);
+}
+
+/// Where a block finds its operands in shared memory, shared by the kernel and the host emulation
+/// (--host-check). Weights: row k = ci * 8 + jd * 4 + jh * 2 + jw, column co. x: staged element
+/// e = ((ci * 2 + jd) * kXh + u) * kXw + c holds input (d = qd - jd, h = qh0 - 1 + u, w = c - 1 + qw_lo).
+__host__ __device__ inline int w_offset(int k, int co) { return k * kWPitch + co; }
+/// A[m = qw (relative), k] for the group's row `row`: x at (qd - jd, qh0 + row - jh, qw - jw).
+__host__ __device__ inline int a_offset(int k, int row, int m) {
+  const int ci = k / 8, jd = (k >> 2) & 1, jh = (k >> 1) & 1, jw = k & 1;
+  return ((ci * 2 + jd) * kXh + (row - jh + 1)) * kXw + (m - jw + 1);
+}
+/// The input element staged at e (0 outside the input).
+__host__ __device__ inline float x_staged(const float* x, const geom& g, int b, int rw, int qd, int qh0, int e) {
+  const int c = e % kXw, u = (e / kXw) % kXh, jd = (e / (kXw * kXh)) % 2, ci = e / (kXw * kXh * 2);
+  const int id = qd - jd, ih = qh0 - 1 + u, iw = c - 1 + g.qw_lo[rw];
+  if (id < 0 || id >= g.d || ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) return 0.0f;
+  return x[(((static_cast<int64_t>(b) * g.ci + ci) * g.d + id) * g.h + ih) * g.w + iw];
+}
+/// Weight row k of phase (rd, rh, rw), channel co: w[ci][co][rd + 2jd][rh + 2jh][rw + 2jw].
+__host__ __device__ inline float w_phase(const float* w, int rd, int rh, int rw, int k, int co) {
+  const int ci = k / 8, jd = (k >> 2) & 1, jh = (k >> 1) & 1, jw = k & 1;
+  const int kd = rd + 2 * jd, kh = rh + 2 * jh, kw = rw + 2 * jw;
+  return w[((static_cast<int64_t>(ci) * kCo + co) * kK + kd) * kK * kK + kh * kK + kw];
+}
+/// The block's qd range: quarter `quarter` of phase rd's bases.
+__host__ __device__ inline void qd_range(const geom& g, int rd, int quarter, int& begin, int& end) {
+  const int per_quarter = (g.nqd[rd] + 3) / 4;
+  begin = g.qd_lo[rd] + quarter * per_quarter;
+  end = min(g.qd_lo[rd] + g.nqd[rd], begin + per_quarter);
+}
+
+/// Block (b, phase, qd quarter): see the file's header. Dynamic shared memory: weights fp64
+/// [C_in * 8][kWPitch], then x fp64 [C_in][2][kXh][kXw].
+__global__ void __launch_bounds__(kThreads, 1) dmma_conv_kernel(const float* __restrict__ x, const float* __restrict__ w,
+                                                                float* __restrict__ y, const __grid_constant__ geom g) {
+  extern __shared__ double smem[];
+  const int K = g.ci * 8;
+  double* ws = smem;
+  double* xs = smem + static_cast<size_t>(K) * kWPitch;
+  const int phase = blockIdx.x % 8, rd = phase >> 2, rh = (phase >> 1) & 1, rw = phase & 1;
+  const int quarter = (blockIdx.x / 8) % 4, b = blockIdx.x / 32;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, gq = lane / 4, tq = lane % 4;
+
+  // The phase's weights: row k = ci * 8 + jd * 4 + jh * 2 + jw, column co: w[ci][co][rd+2jd][rh+2jh][rw+2jw].
+  for (int e = tid; e < K * kCo; e += kThreads)
+    ws[w_offset(e / kCo, e % kCo)] = static_cast<double>(w_phase(w, rd, rh, rw, e / kCo, e % kCo));
+
+  int qd_begin, qd_end;
+  qd_range(g, rd, quarter, qd_begin, qd_end);
+  const int row = warp / 2, n0 = (warp % 2) * 32;
+  for (int qd = qd_begin; qd < qd_end; ++qd)
+    for (int qh0 = g.qh_lo[rh]; qh0 < g.qh_lo[rh] + g.nqh[rh]; qh0 += kRows) {
+      __syncthreads();  // the previous group's x is no longer read (and, first time, nothing)
+      // x rows: input d = qd - jd, input h = qh0 - 1 + u (u in [0, kXh)), input w = c - 1 (c in [0, kXw)).
+      const int n_x = g.ci * 2 * kXh * kXw;
+      for (int e = tid; e < n_x; e += kThreads) xs[e] = static_cast<double>(x_staged(x, g, b, rw, qd, qh0, e));
+      __syncthreads();
+      // A[m = qw][k] = x[ci][jd][row - jh + 1][qw - jw + 1] (the staged column of qw - jw is qw - jw + 1).
+      double acc[2][4][4] = {};
+      for (int k0 = 0; k0 < K; k0 += 16) {
+        double a[2][8], bf[4][4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {  // k = k0 + tq + 4j: A (g, k), (g + 8, k); B (k, g)
+          const int k = k0 + tq + 4 * j;
+#pragma unroll
+          for (int mt = 0; mt < 2; ++mt) {
+            a[mt][2 * j] = xs[a_offset(k, row, mt * 16 + gq)];
+            a[mt][2 * j + 1] = xs[a_offset(k, row, mt * 16 + gq + 8)];
+          }
+#pragma unroll
+          for (int nt = 0; nt < 4; ++nt) bf[nt][j] = ws[w_offset(k, n0 + nt * 8 + gq)];
+        }
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < 4; ++nt) mma_f64_m16n8<16>(acc[mt][nt], a[mt], bf[nt]);
+      }
+      // C fragment: (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1) = (qw, co).
+      const int qh = qh0 + row;
+      if (qh < g.qh_lo[rh] + g.nqh[rh])
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+              const int qw = g.qw_lo[rw] + mt * 16 + gq + (i >= 2 ? 8 : 0);
+              const int co = n0 + nt * 8 + 2 * tq + (i & 1);
+              y[y_index(g, b, co, rd, rh, rw, qd, qh, qw)] = static_cast<float>(acc[mt][nt][i]);
+            }
+    }
+}
+
+/// The output (b, co, od, oh, ow) straight from the definition, in long double; mag = sum |products|.
+long double conv_ref(const std::vector<float>& x, const std::vector<float>& w, const geom& g, int b, int co, int od,
+                     int oh, int ow, long double& mag) {
+  long double acc = 0;
+  mag = 0;
+  for (int ci = 0; ci < g.ci; ++ci)
+    for (int kd = 0; kd < kK; ++kd)
+      for (int kh = 0; kh < kK; ++kh)
+        for (int kw = 0; kw < kK; ++kw) {
+          const int td = od + kP - kd, th = oh + kP - kh, tw = ow + kP - kw;  // = i * s
+          if (td < 0 || th < 0 || tw < 0 || td % kS || th % kS || tw % kS) continue;
+          const int id = td / kS, ih = th / kS, iw = tw / kS;
+          if (id >= g.d || ih >= g.h || iw >= g.w) continue;
+          const long double p =
+              static_cast<long double>(x[(((static_cast<size_t>(b) * g.ci + ci) * g.d + id) * g.h + ih) * g.w + iw]) *
+              w[((static_cast<size_t>(ci) * kCo + co) * kK + kd) * kK * kK + kh * kK + kw];
+          acc += p;
+          mag += std::fabs(p);
+        }
+  return acc;
+}
+
+/// --host-check: every block of the kernel on the host, thread by thread, with the same staging and
+/// operand offsets, and the m16n8k16 f64 MMA emulated with the fragment layout the kernel assumes
+/// (A (g, t + 4j) in a[2j], (g + 8, t + 4j) in a[2j + 1]; B (t + 4j, g) in b[j]; C (g, 2t), (g, 2t + 1),
+/// (g + 8, 2t), (g + 8, 2t + 1)); then every output against conv_ref. What it cannot check is the
+/// hardware's layout itself: tc_precision_bench's LAYOUT lines do that on the GPU.
+int host_check() {
+  const geom g = make_geom(2, 4, 3, 5, 32);  // H' = 8: qh groups of 4 with a short phase (nqh 4 or 5)
+  rng_t rng{7};
+  std::vector<float> x(static_cast<size_t>(g.b) * g.ci * g.d * g.h * g.w), w(static_cast<size_t>(g.ci) * kCo * kK * kK * kK);
+  for (auto& v : x) v = draw_x(dist::normal, rng);
+  for (auto& v : w) v = static_cast<float>(2 * rng.u01() - 1);
+  const size_t n_y = static_cast<size_t>(g.b) * kCo * g.od * g.oh * g.ow;
+  std::vector<float> y(n_y, std::nanf(""));
+  const int K = g.ci * 8;
+  std::vector<double> ws(static_cast<size_t>(K) * kWPitch), xs(static_cast<size_t>(g.ci) * 2 * kXh * kXw);
+  for (int block = 0; block < g.b * 32; ++block) {
+    const int phase = block % 8, rd = phase >> 2, rh = (phase >> 1) & 1, rw = phase & 1;
+    const int quarter = (block / 8) % 4, b = block / 32;
+    for (int e = 0; e < K * kCo; ++e) ws[w_offset(e / kCo, e % kCo)] = w_phase(w.data(), rd, rh, rw, e / kCo, e % kCo);
+    int qd_begin, qd_end;
+    qd_range(g, rd, quarter, qd_begin, qd_end);
+    for (int qd = qd_begin; qd < qd_end; ++qd)
+      for (int qh0 = g.qh_lo[rh]; qh0 < g.qh_lo[rh] + g.nqh[rh]; qh0 += kRows) {
+        for (size_t e = 0; e < xs.size(); ++e) xs[e] = x_staged(x.data(), g, b, rw, qd, qh0, static_cast<int>(e));
+        for (int warp = 0; warp < kThreads / 32; ++warp) {
+          const int row = warp / 2, n0 = (warp % 2) * 32;
+          double acc[32][2][4][4] = {};  // [lane][mt][nt][i]
+          for (int k0 = 0; k0 < K; k0 += 16) {
+            double a[32][2][8], bf[32][4][4];
+            for (int lane = 0; lane < 32; ++lane) {
+              const int gq = lane / 4, tq = lane % 4;
+              for (int j = 0; j < 4; ++j) {
+                const int k = k0 + tq + 4 * j;
+                for (int mt = 0; mt < 2; ++mt) {
+                  a[lane][mt][2 * j] = xs[a_offset(k, row, mt * 16 + gq)];
+                  a[lane][mt][2 * j + 1] = xs[a_offset(k, row, mt * 16 + gq + 8)];
+                }
+                for (int nt = 0; nt < 4; ++nt) bf[lane][nt][j] = ws[w_offset(k, n0 + nt * 8 + gq)];
+              }
+            }
+            for (int mt = 0; mt < 2; ++mt)
+              for (int nt = 0; nt < 4; ++nt)
+                for (int lane = 0; lane < 32; ++lane)
+                  for (int i = 0; i < 4; ++i) {
+                    const int m = lane / 4 + (i >= 2 ? 8 : 0), n = 2 * (lane % 4) + (i & 1);
+                    double sum = acc[lane][mt][nt][i];
+                    for (int kk = 0; kk < 16; ++kk) {
+                      const int j = kk / 4, t = kk % 4;
+                      const double av = a[(m % 8) * 4 + t][mt][2 * j + (m >= 8 ? 1 : 0)];
+                      const double bv = bf[n * 4 + t][nt][j];
+                      sum += av * bv;
+                    }
+                    acc[lane][mt][nt][i] = sum;
+                  }
+          }
+          const int qh = qh0 + row;
+          if (qh >= g.qh_lo[rh] + g.nqh[rh]) continue;
+          for (int lane = 0; lane < 32; ++lane)
+            for (int mt = 0; mt < 2; ++mt)
+              for (int nt = 0; nt < 4; ++nt)
+                for (int i = 0; i < 4; ++i) {
+                  const int qw = g.qw_lo[rw] + mt * 16 + lane / 4 + (i >= 2 ? 8 : 0);
+                  const int co = n0 + nt * 8 + 2 * (lane % 4) + (i & 1);
+                  y[y_index(g, b, co, rd, rh, rw, qd, qh, qw)] = static_cast<float>(acc[lane][mt][nt][i]);
+                }
+        }
+      }
+  }
+  size_t bad = 0;
+  double max_rel = 0;
+  for (int b = 0; b < g.b; ++b)
+    for (int co = 0; co < kCo; ++co)
+      for (int od = 0; od < g.od; ++od)
+        for (int oh = 0; oh < g.oh; ++oh)
+          for (int ow = 0; ow < g.ow; ++ow) {
+            long double mag = 0;
+            const long double want = conv_ref(x, w, g, b, co, od, oh, ow, mag);
+            const int td = od + kP, th = oh + kP, tw = ow + kP;
+            const float got = y[y_index(g, b, co, td % 2, th % 2, tw % 2, td / 2, th / 2, tw / 2)];
+            const double rel = mag > 0 ? static_cast<double>(std::fabs(got - want) / mag) : std::fabs(got);
+            if (!(rel <= 1e-6)) ++bad;
+            if (std::isfinite(rel)) max_rel = std::max(max_rel, rel);
+          }
+  std::printf("HOSTCHECK dmma_conv (B=%d C_in=%d D,H,W=%d,%d,%d -> %dx%dx%d): %zu outputs, max |err|/sum|ab| %.3e, %zu wrong\n",
+              g.b, g.ci, g.d, g.h, g.w, g.od, g.oh, g.ow, n_y, max_rel, bad);
+  return bad == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "--host-check") return host_check();
+  const int B = argc > 1 ? std::atoi(argv[1]) : 32, Ci = argc > 2 ? std::atoi(argv[2]) : 32;
+  const int D = argc > 3 ? std::atoi(argv[3]) : 16, H = argc > 4 ? std::atoi(argv[4]) : 32, W = 32;
+  const geom g = make_geom(B, Ci, D, H, W);
+  if (g.ow != 2 * kQw || B < 1 || Ci < 2 || Ci % 2 != 0 || D < 1 || H < 1) {
+    std::fprintf(stderr, "dmma_conv_bench: needs W' = 64 (W = 32), B >= 1, an even C_in >= 2, D, H >= 1\n");
+    return 2;
+  }
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const size_t smem = sizeof(double) * (static_cast<size_t>(Ci) * 8 * kWPitch + static_cast<size_t>(Ci) * 2 * kXh * kXw);
+  std::printf("dmma_conv_bench: %s, B=%d C_in=%d C_out=%d D,H,W=%d,%d,%d k=%d s=%d p=%d -> %dx%dx%d; %zu B shared per block\n",
+              prop.name, B, Ci, kCo, D, H, W, kK, kS, kP, g.od, g.oh, g.ow, smem);
+  if (smem > static_cast<size_t>(prop.sharedMemPerBlockOptin)) {
+    std::fprintf(stderr, "dmma_conv_bench: C_in=%d needs %zu B of shared memory, the GPU allows %zu\n", Ci, smem,
+                 static_cast<size_t>(prop.sharedMemPerBlockOptin));
+    return 2;
+  }
+  rng_t rng{20261125};
+  std::vector<float> x(static_cast<size_t>(B) * Ci * D * H * W), w(static_cast<size_t>(Ci) * kCo * kK * kK * kK);
+  for (auto& v : x) v = draw_x(dist::uniform, rng);
+  const double wb = 1.0 / std::sqrt(static_cast<double>(kCo * kK * kK * kK));
+  for (auto& v : w) v = static_cast<float>((2 * rng.u01() - 1) * wb);
+  const size_t n_y = static_cast<size_t>(B) * kCo * g.od * g.oh * g.ow;
+  float *dx, *dw, *dy;
+  CK(cudaMalloc(&dx, x.size() * sizeof(float)));
+  CK(cudaMalloc(&dw, w.size() * sizeof(float)));
+  CK(cudaMalloc(&dy, n_y * sizeof(float)));
+  CK(cudaMemcpy(dx, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(dw, w.data(), w.size() * sizeof(float), cudaMemcpyHostToDevice));
+  CK(cudaMemset(dy, 0xFF, n_y * sizeof(float)));  // NaN: an output never written shows
+  CK(cudaFuncSetAttribute(dmma_conv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  const int blocks = B * 32;
+  const double ms = time_ms([&] { dmma_conv_kernel<<<blocks, kThreads, smem>>>(dx, dw, dy, g); });
+  std::vector<float> y(n_y);
+  CK(cudaMemcpy(y.data(), dy, n_y * sizeof(float), cudaMemcpyDeviceToHost));
+
+  // MACs: all of them (every tap of every output, zero-padded ones included) and the valid ones.
+  const double macs_all = static_cast<double>(n_y) * Ci * 8;
+  std::printf("RATE dmma_conv m16n8k16: %.3f ms, %.1f TFLOP/s counting every tap (%.3g MACs), output %.2f GB\n", ms,
+              2 * macs_all / ms / 1e9, macs_all, n_y * 4.0 / 1e9);
+
+  // Sampled check against long double sums.
+  size_t bad = 0, not_rn = 0, nan = 0;
+  double max_rel = 0;
+  for (int s = 0; s < 4096; ++s) {
+    const int b = static_cast<int>(rng.next() % B), co = static_cast<int>(rng.next() % kCo);
+    const int od = static_cast<int>(rng.next() % g.od), oh = static_cast<int>(rng.next() % g.oh);
+    const int ow = static_cast<int>(rng.next() % g.ow);
+    long double mag = 0;
+    const long double acc = conv_ref(x, w, g, b, co, od, oh, ow, mag);
+    const int td = od + kP, th = oh + kP, tw = ow + kP;
+    const float got = y[y_index(g, b, co, td % 2, th % 2, tw % 2, td / 2, th / 2, tw / 2)];
+    if (!std::isfinite(got)) {
+      ++nan;
+      continue;
+    }
+    const double rel = mag > 0 ? std::fabs(static_cast<double>(got) - static_cast<double>(acc)) / static_cast<double>(mag) : 0.0;
+    max_rel = std::max(max_rel, rel);
+    bad += rel > 1e-6;
+    not_rn += got != static_cast<float>(acc);
+  }
+  std::printf("ACC dmma_conv: 4096 samples, max |err|/sum|ab| %.3e, %zu not the fp32 rounding of the exact sum, %zu off by > 1e-6, %zu not written\n",
+              max_rel, not_rn, bad, nan);
+  CK(cudaFree(dx));
+  CK(cudaFree(dw));
+  CK(cudaFree(dy));
+  return bad == 0 && nan == 0 ? 0 : 1;
+}
