@@ -312,6 +312,7 @@ FB_HOST_DEVICE int64_t output_slices(const plan& pl) { return pl.g.batch * pl.g.
 struct rows_slice {
   int64_t bc;     ///< b * C_out + co
   float scale;    ///< scale_c
+  int rd;         ///< the slice's d phase
   int qd, n_d;    ///< base inside the d phase's box, outputs of that phase along d
   int64_t src;    ///< materialised offset of the (b, co) plane's d-phase box
   int64_t dst;    ///< output offset of the slice
@@ -338,6 +339,7 @@ FB_HOST_DEVICE rows_slice rows_slice_of(const plan& pl, const args& a, int64_t s
   rs.scale = static_cast<float>(a.ws[pl.off_scale + co]);
   const phase_order& D = pl.order[0];
   const int rd = (od + p) % s;
+  rs.rd = rd;
   rs.qd = (od + p) / s - D.first_base(rd);
   rs.n_d = D.count(rd);
   rs.src = rs.bc * pl.spatial + D.offset(rd) * static_cast<int64_t>(h_out) * w_out;
@@ -446,29 +448,28 @@ FB_HOST_DEVICE void rows_band_block(Exec& ex, Stager& stager, const plan& pl, co
   const int h_out = static_cast<int>(g.dim[1].n_out), w_out = static_cast<int>(g.dim[2].n_out);
   const int sh = static_cast<int>(g.dim[1].s), sw = static_cast<int>(g.dim[2].s);
   const int pw = static_cast<int>(g.dim[2].p);
-  const phase_order &H = pl.order[1], &W = pl.order[2];
+  const phase_order& W = pl.order[2];
   const int oh0 = band * pl.band_rows;
   const int rows = pl.band_rows < h_out - oh0 ? pl.band_rows : h_out - oh0;
   const int t0 = oh0 + static_cast<int>(g.dim[1].p);  // t = oh + p_h; phase rh = t mod s_h, base t / s_h
   ex.threads([&](int tid, typename Exec::state&) {
     if (tid != 0) return;
     const float* y = materialised(pl, a);
+    const int64_t plane = rs.bc * pl.spatial;  // the (b, co) plane of the phase-major buffer
     const int m = (pl.band_rows + sh - 1) / sh;
     int slot = 0;
     for (int rh = 0; rh < sh; ++rh) {
       // The band's bases of phase rh: [q_lo, q_hi), those t in [t0, t0 + rows) with t mod s_h = rh.
       const int q_lo = (t0 + sh - 1 - rh) / sh, q_hi = (t0 + rows + sh - 1 - rh) / sh;
-      const int n_h = H.count(rh);
       for (int rw = 0; rw < sw; ++rw) {
-        const int n_w = W.count(rw);
-        const int64_t at = rs.src + static_cast<int64_t>(rs.n_d) * (static_cast<int64_t>(H.offset(rh)) * w_out +
-                                                                     static_cast<int64_t>(n_h) * W.offset(rw)) +
-                           (static_cast<int64_t>(rs.qd) * n_h + q_lo - H.first_base(rh)) * n_w;
+        // Where pass 1 put phase (rd, rh, rw): the piece starts at its row q_lo of the slice's qd.
+        const phase_block pb = phase_block_of(pl, rs.rd, rh, rw);
+        const int64_t at = plane + pb.base + (static_cast<int64_t>(rs.qd) * pb.n_h + q_lo - pb.lo_h) * pb.n_w;
         const int lead = static_cast<int>(at & 3);  // the buffer starts 16-byte aligned (off_y)
-        const int len = (q_hi - q_lo) * n_w;
+        const int len = (q_hi - q_lo) * pb.n_w;
         if (len > 0) stager.copy(stage + slot, y + (at - lead), (lead + len + 3) / 4 * 4);
-        table[rh * sw + rw] = slot + lead - W.first_base(rw);
-        slot += static_cast<int>(band_slot_floats(m, n_w));
+        table[rh * sw + rw] = slot + lead - pb.lo_w;
+        slot += static_cast<int>(band_slot_floats(m, pb.n_w));
       }
     }
     stager.arrive();
