@@ -8,7 +8,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 mkdir -p "$root/build/probe"
 for probe in tc_precision_bench dmma_conv_bench; do
-  nvcc -O3 -std=c++17 -arch=sm_90 -lineinfo -Xptxas -v "$root/probes/tc_precision/$probe.cu" \
+  nvcc -O3 -std=c++17 -arch=sm_90 -lineinfo -Xptxas -v -I"$root" "$root/probes/tc_precision/$probe.cu" \
     -o "$root/build/probe/$probe" 2>&1 | grep -E "error|warning|spill|registers" || true
   test -x "$root/build/probe/$probe"
   echo "built $root/build/probe/$probe"

@@ -47,6 +47,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "fused/common/convt_phase.cuh"
 #include "tc_common.cuh"
 
 namespace {
@@ -63,29 +64,34 @@ constexpr int kXh = kRows + 1;         // staged x rows per (ci, jd)
 struct geom {
   int b, ci, d, h, w;  // input sizes
   int od, oh, ow;      // output sizes
-  int qd_lo[2], nqd[2], qh_lo[2], nqh[2], qw_lo[2];  // per phase: first base and count
+  fb::fused::phase_order pd, ph, pw;  // per dimension: each phase's first base, count, offset
 };
 
-__host__ __device__ inline int out_size(int n) { return (n - 1) * kS - 2 * kP + kK; }
-
 geom make_geom(int b, int ci, int d, int h, int w) {
-  geom g{b, ci, d, h, w, out_size(d), out_size(h), out_size(w), {}, {}, {}, {}, {}};
-  for (int r = 0; r < 2; ++r) {
-    // Bases of phase r: t in [p, p + n_out) with t mod 2 == r.
-    auto lo = [&](int) { return (kP - r + kS - 1) / kS; };
-    auto end = [&](int n) { return (kP + n - r + kS - 1) / kS; };
-    g.qd_lo[r] = lo(0), g.nqd[r] = end(g.od) - lo(0);
-    g.qh_lo[r] = lo(0), g.nqh[r] = end(g.oh) - lo(0);
-    g.qw_lo[r] = lo(0);
-  }
-  return g;
+  auto dim = [](int n) {
+    return fb::fused::phase_dim{n, fb::fused::convt_output_size(n, kK, kS, kP, 0), kK, kS, kP};
+  };
+  const fb::fused::phase_dim dd = dim(d), dh = dim(h), dw = dim(w);
+  return geom{b,
+              ci,
+              d,
+              h,
+              w,
+              static_cast<int>(dd.n_out),
+              static_cast<int>(dh.n_out),
+              static_cast<int>(dw.n_out),
+              fb::fused::phase_order_of(dd),
+              fb::fused::phase_order_of(dh),
+              fb::fused::phase_order_of(dw)};
 }
 
+/// Phase-major order inside a (b, co) plane, as #15's buffer (phase_block_of): phases (rd, rh, rw)
+/// in order, each a dense box [qd][qh][qw] of its bases.
 __host__ __device__ inline int64_t y_index(const geom& g, int b, int co, int rd, int rh, int rw, int qd, int qh, int qw) {
-  // phase-major: [b][co][phase][qd][qh][qw], phase boxes nqd x nqh x 32 (qd, qh relative to lo)
-  int64_t at = (static_cast<int64_t>(b) * kCo + co) * g.od * g.oh * g.ow;
-  for (int p = 0; p < rd * 4 + rh * 2 + rw; ++p) at += static_cast<int64_t>(g.nqd[p >> 2]) * g.nqh[(p >> 1) & 1] * kQw;
-  return at + (static_cast<int64_t>(qd - g.qd_lo[rd]) * g.nqh[rh] + (qh - g.qh_lo[rh])) * kQw + (qw - g.qw_lo[rw]);
+  const int64_t plane = (static_cast<int64_t>(b) * kCo + co) * g.od * g.oh * g.ow;
+  const int64_t n_d = g.pd.count(rd), n_h = g.ph.count(rh), n_w = g.pw.count(rw);
+  const int64_t box = g.pd.offset(rd) * static_cast<int64_t>(g.oh) * g.ow + n_d * (g.ph.offset(rh) * static_cast<int64_t>(g.ow) + n_h * g.pw.offset(rw));
+  return plane + box + ((qd - g.pd.first_base(rd)) * n_h + (qh - g.ph.first_base(rh))) * n_w + (qw - g.pw.first_base(rw));
 }
 
 /// Where a block finds its operands in shared memory, shared by the kernel and the host emulation
@@ -113,9 +119,9 @@ __host__ __device__ inline float w_phase(const float* w, int rd, int rh, int rw,
 }
 /// The block's qd range: quarter `quarter` of phase rd's bases.
 __host__ __device__ inline void qd_range(const geom& g, int rd, int quarter, int& begin, int& end) {
-  const int per_quarter = (g.nqd[rd] + 3) / 4;
-  begin = g.qd_lo[rd] + quarter * per_quarter;
-  end = min(g.qd_lo[rd] + g.nqd[rd], begin + per_quarter);
+  const int per_quarter = (g.pd.count(rd) + 3) / 4;
+  begin = g.pd.first_base(rd) + quarter * per_quarter;
+  end = min(g.pd.first_base(rd) + g.pd.count(rd), begin + per_quarter);
 }
 
 /// The two variants. kBothW false: a block per (b, rd, rh, rw, qd quarter), its weights fp64.
@@ -166,13 +172,13 @@ __global__ void __launch_bounds__(kThreads, 1) dmma_conv_kernel(const float* __r
   qd_range(g, rd, quarter, qd_begin, qd_end);
   const int row = warp / 2, n0 = (warp % 2) * 32;
   for (int qd = qd_begin; qd < qd_end; ++qd)
-    for (int qh0 = g.qh_lo[rh]; qh0 < g.qh_lo[rh] + g.nqh[rh]; qh0 += kRows) {
+    for (int qh0 = g.ph.first_base(rh); qh0 < g.ph.first_base(rh) + g.ph.count(rh); qh0 += kRows) {
       __syncthreads();  // the previous group's x is no longer read (and, first time, nothing)
       for (int e = tid; e < g.ci * 2 * kXh * kXw; e += kThreads) xs[e] = static_cast<double>(x_staged(x, g, b, qd, qh0, e));
       __syncthreads();
       const int qh = qh0 + row;
       for (int slot = 0; slot < V::kWPhases; ++slot) {
-        const int rw = rw0 + slot, qw0 = g.qw_lo[rw];
+        const int rw = rw0 + slot, qw0 = g.pw.first_base(rw);
         double acc[2][4][4] = {};
         for (int k0 = 0; k0 < K; k0 += 16) {
           double a[2][8], bf[4][4];
@@ -193,7 +199,7 @@ __global__ void __launch_bounds__(kThreads, 1) dmma_conv_kernel(const float* __r
             for (int nt = 0; nt < 4; ++nt) mma_f64_m16n8<16>(acc[mt][nt], a[mt], bf[nt]);
         }
         // C fragment: (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1) = (qw, co).
-        if (qh < g.qh_lo[rh] + g.nqh[rh])
+        if (qh < g.ph.first_base(rh) + g.ph.count(rh))
 #pragma unroll
           for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
@@ -274,11 +280,11 @@ int host_check_variant(const geom& g, const std::vector<float>& x, const std::ve
     int qd_begin, qd_end;
     qd_range(g, rd, quarter, qd_begin, qd_end);
     for (int qd = qd_begin; qd < qd_end; ++qd)
-      for (int qh0 = g.qh_lo[rh]; qh0 < g.qh_lo[rh] + g.nqh[rh]; qh0 += kRows) {
+      for (int qh0 = g.ph.first_base(rh); qh0 < g.ph.first_base(rh) + g.ph.count(rh); qh0 += kRows) {
         for (size_t e = 0; e < xs.size(); ++e) xs[e] = x_staged(x.data(), g, b, qd, qh0, static_cast<int>(e));
         for (int warp = 0; warp < kThreads / 32; ++warp)
           for (int slot = 0; slot < V::kWPhases; ++slot) {
-            const int row = warp / 2, n0 = (warp % 2) * 32, rw = rw0 + slot, qw0 = g.qw_lo[rw];
+            const int row = warp / 2, n0 = (warp % 2) * 32, rw = rw0 + slot, qw0 = g.pw.first_base(rw);
             double acc[32][2][4][4] = {};  // [lane][mt][nt][i]
             for (int k0 = 0; k0 < K; k0 += 16) {
               double a[32][2][8], bf[32][4][4];
@@ -308,7 +314,7 @@ int host_check_variant(const geom& g, const std::vector<float>& x, const std::ve
                     }
             }
             const int qh = qh0 + row;
-            if (qh >= g.qh_lo[rh] + g.nqh[rh]) continue;
+            if (qh >= g.ph.first_base(rh) + g.ph.count(rh)) continue;
             for (int lane = 0; lane < 32; ++lane)
               for (int mt = 0; mt < 2; ++mt)
                 for (int nt = 0; nt < 4; ++nt)
@@ -330,7 +336,7 @@ int host_check_variant(const geom& g, const std::vector<float>& x, const std::ve
 }
 
 int host_check() {
-  const geom g = make_geom(2, 4, 3, 5, 32);  // H' = 8: qh groups of 4 with a short phase (nqh 4 or 5)
+  const geom g = make_geom(2, 4, 3, 5, 32);  // H' = 8: qh groups of 4 with a short phase (4 or 5 bases per h phase)
   rng_t rng{7};
   std::vector<float> x(static_cast<size_t>(g.b) * g.ci * g.d * g.h * g.w), w(static_cast<size_t>(g.ci) * kCo * kK * kK * kK);
   for (auto& v : x) v = draw_x(dist::normal, rng);
