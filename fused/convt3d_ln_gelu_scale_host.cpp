@@ -1,7 +1,9 @@
-// Host executor of convt3d_ln_gelu_scale (KernelBench #34): the CUDA path's three launches, each block
-// program run on the CPU thread by thread between its barriers (convt3d_tile.cuh host_exec), with the
-// same plan, tiles, chunks, staging, unrolled variants, FMA order and row math, so the device agrees
-// with it bitwise up to the platforms' fp64 erf (fused/common/convt3d_ln_gelu_scale_plan.h gelu_erf).
+// Host executor of convt3d_ln_gelu_scale (KernelBench #34): the CUDA path's two launches, each block
+// program run on the CPU (fused/common/convt3d_mma_tile.cuh mma_host_exec: threads one after another,
+// warps with all 32 lanes and the fp64 MMA emulated from its fragment layout), with the same plan,
+// tiles, chunks, staging, operand offsets and row math. The device agrees with it up to the order
+// of the fp64 additions inside one MMA instruction (absorbed by the rounding of y to fp32 but for
+// rare ties) and the platforms' fp64 erf (gelu_erf).
 //
 // Shared memory is filled with NaN before every block: a block that read shared memory it did not
 // write itself (which on the GPU would read another block's leftovers) makes the output NaN, and the
@@ -15,31 +17,14 @@
 
 namespace fb::fused::convt3d_ln_gelu_scale {
 namespace detail {
-namespace {
-
-template <int kJ0, bool kChunked>
-void host_pass(const plan& pl, const args& a) {
-  fb::fused::detail::run_blocks_on_host<tile::host_exec>(
-      pl.g.n_blocks, pl.smem_bytes,
-      [&](tile::host_exec& ex, int64_t block, float* smem) { pass_block<kJ0, kChunked>(ex, pl, a, block, smem); });
-}
-
-}  // namespace
 
 void run_host_plan(const plan& pl, const args& a) {
-  tile::host_exec ex;
-  for (int64_t block = 0; block < prep_blocks(pl); ++block) prep_block(ex, pl, a, block);
-  for (int64_t item = 0; item < share_items(pl); ++item) share_item(pl, a, item);
-  for (int64_t item = 0; item < pl.ktab_items; ++item) class_share_item(pl, a, item);
-  const bool chunked = pl.g.n_ci_chunks > 1;
-  switch (pl.g.variant * 2 + (chunked ? 1 : 0)) {
-    case 2: host_pass<1, false>(pl, a); break;
-    case 3: host_pass<1, true>(pl, a); break;
-    case 4: host_pass<2, false>(pl, a); break;
-    case 5: host_pass<2, true>(pl, a); break;
-    case 0: host_pass<0, false>(pl, a); break;
-    default: host_pass<0, true>(pl, a); break;
-  }
+  for (int64_t item = 0; item < pl.g.wt_items; ++item)
+    conv::arrange_weights_item(pl.g, a.weight, arranged_weights(a), item);
+  fb::fused::detail::run_blocks_on_host<conv::mma_host_exec>(
+      pl.g.n_blocks, pl.smem_bytes, [&](conv::mma_host_exec& ex, int64_t block, float* smem) {
+        pass_block(ex, pl, a, block, reinterpret_cast<unsigned char*>(smem));
+      });
 }
 
 }  // namespace detail

@@ -723,7 +723,7 @@ FB_HOST_DEVICE double box_share(const plan& pl, const args& a, int b, int64_t co
   const double* P = a.ws + pl.off_ptab + (static_cast<int64_t>(b) * g.c_out + co) * pl.ptab_per_bc +
                     ptab_phase_offset(pl, pp);
   const int nb = pp.jh + 1, nc = pp.jw + 1;
-  auto at = [&](int i, int j, int l) { return tile::load_ro_d(P + (i * nb + j) * nc + l); };
+  auto at = [&](int i, int j, int l) { return tile::load_ro(P + (i * nb + j) * nc + l); };
   return ((((((at(hd, hh, hw) - at(ld, hh, hw)) - at(hd, lh, hw)) - at(hd, hh, lw)) + at(ld, lh, hw)) +
            at(ld, hh, lw)) +
           at(hd, lh, lw)) -

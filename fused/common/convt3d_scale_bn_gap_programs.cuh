@@ -39,6 +39,7 @@
 #include "fused/common/batch_norm.cuh"
 #include "fused/common/dft.cuh"
 #include "fused/common/host_device.cuh"
+#include "fused/common/read_only.cuh"
 
 namespace fb::fused::convt3d_scale_bn_gap::detail {
 
@@ -104,22 +105,10 @@ struct params {
   bool training;
 };
 
-/// Read-only loads of data written before the kernel started (the non-coherent path on the device).
-FB_HOST_DEVICE float ld_ro(const float* p) {
-#if defined(__CUDA_ARCH__)
-  return __ldg(p);
-#else
-  return *p;
-#endif
-}
-FB_HOST_DEVICE double ld_ro(const double* p) {
-#if defined(__CUDA_ARCH__)
-  return __ldg(p);
-#else
-  return *p;
-#endif
-}
-FB_HOST_DEVICE cplx ld_ro(const cplx* p) {
+/// Read-only loads of data written before the kernel started (fused/common/read_only.cuh; here
+/// also for complex values).
+using fb::fused::load_ro;
+FB_HOST_DEVICE cplx load_ro(const cplx* p) {
 #if defined(__CUDA_ARCH__)
   const float2 v = __ldg(reinterpret_cast<const float2*>(p));
   return {v.x, v.y};
@@ -199,7 +188,7 @@ FB_HOST_DEVICE void prep_wsum(const params& p, int64_t block, int t) {
   const int64_t taps = static_cast<int64_t>(p.k) * p.k * p.k;
   const float* w = p.weight + i * taps;
   double s = 0.0;
-  for (int64_t tap = 0; tap < taps; ++tap) s += static_cast<double>(ld_ro(w + tap));
+  for (int64_t tap = 0; tap < taps; ++tap) s += static_cast<double>(load_ro(w + tap));
   p.wsum[i] = s;
 }
 
@@ -234,7 +223,7 @@ FB_HOST_DEVICE void prep_h1(const params& p, unsigned char* smem, int64_t h1_blo
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (int td = 0; td < k_tap_batch; ++td) wv[td] = td < p.k ? ld_ro(w + td * k * k) : 0.0f;
+    for (int td = 0; td < k_tap_batch; ++td) wv[td] = td < p.k ? load_ro(w + td * k * k) : 0.0f;
     for (int fd = 0; fd < p.NDP; ++fd) {
       cplx acc{0.0f, 0.0f};
       int m = 0;  // (td * fd) mod Nd
@@ -258,7 +247,7 @@ FB_HOST_DEVICE void prep_h1(const params& p, unsigned char* smem, int64_t h1_blo
     cplx acc{0.0f, 0.0f};
     int m = 0;  // (td * fd) mod Nd
     for (int td = 0; td < p.k; ++td) {
-      const float wv = ld_ro(w + td * k * k);
+      const float wv = load_ro(w + td * k * k);
       const cplx tv = twd[m];
       acc.re = dft::ffma(wv, tv.re, acc.re);
       acc.im = dft::ffma(wv, tv.im, acc.im);
@@ -816,7 +805,7 @@ FB_HOST_DEVICE void gspec_item(const params& p, unsigned char* smem, int64_t blo
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (int th = 0; th < k_tap_batch; ++th) v[th] = th < p.k ? ld_ro(h + th * th_stride) : cplx{0.0f, 0.0f};
+    for (int th = 0; th < k_tap_batch; ++th) v[th] = th < p.k ? load_ro(h + th * th_stride) : cplx{0.0f, 0.0f};
     for (int64_t q = 0; q < count; ++q) {  // fh = q
       cplx acc{0.0f, 0.0f};
       int m = 0;  // (th * fh) mod Nh
@@ -838,7 +827,7 @@ FB_HOST_DEVICE void gspec_item(const params& p, unsigned char* smem, int64_t blo
     cplx acc{0.0f, 0.0f};
     int m = 0;
     for (int th = 0; th < p.k; ++th) {
-      dft::cmac(acc, ld_ro(h + th * th_stride), twh[m]);
+      dft::cmac(acc, load_ro(h + th * th_stride), twh[m]);
       m += static_cast<int>(q);
       if (m >= p.Nh) m -= p.Nh;
     }
@@ -1175,7 +1164,7 @@ FB_HOST_DEVICE void reduce_slices(const params& p, unsigned char* smem, int64_t 
 #endif
         for (int j = 0; j < k_sub; ++j) {
           const int64_t g = g0 + k_slices * k_sub * r + s + k_slices * j;
-          v[r][j] = g < p.n_groups ? ld_ro(col + g * stride) : 0.0;
+          v[r][j] = g < p.n_groups ? load_ro(col + g * stride) : 0.0;
         }
 #if defined(__CUDA_ARCH__)
 #pragma unroll
@@ -1205,8 +1194,8 @@ FB_HOST_DEVICE void reduce_finish(const params& p, unsigned char* smem, int64_t 
     p.m2[b * p.Co + c] = p.scale * p.scale * (tot / n);
   }
   double acc = 0.0;
-  for (int64_t ci = 0; ci < p.Ci; ++ci) acc = dft::dfma(ld_ro(p.S + b * p.Ci + ci), ld_ro(p.wsum + ci * p.Co + c), acc);
-  p.ybar[b * p.Co + c] = p.scale * (static_cast<double>(ld_ro(p.conv_bias + c)) + acc / n);
+  for (int64_t ci = 0; ci < p.Ci; ++ci) acc = dft::dfma(load_ro(p.S + b * p.Ci + ci), load_ro(p.wsum + ci * p.Co + c), acc);
+  p.ybar[b * p.Co + c] = p.scale * (static_cast<double>(load_ro(p.conv_bias + c)) + acc / n);
 }
 
 template <class Ex>

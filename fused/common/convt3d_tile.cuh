@@ -66,6 +66,7 @@
 
 #include "fused/common/convt_phase.cuh"
 #include "fused/common/host_device.cuh"
+#include "fused/common/read_only.cuh"
 
 
 namespace fb::fused::convt3d_tile {
@@ -344,24 +345,8 @@ struct x_layout<0, kPad> {
       : xd(g.xd), xh(g.xh), xw(g.xw), plane(g.x_plane), ci(g.x_ci), j0(static_cast<int>(g.j0)) {}
 };
 
-/// Read-only global load (the read-only data path on the GPU).
-FB_HOST_DEVICE float load_ro(const float* p) {
-#if defined(__CUDA_ARCH__)
-  return __ldg(p);
-#else
-  return *p;
-#endif
-}
-
-/// 16 bytes through the read-only path (p 16-byte aligned).
-FB_HOST_DEVICE void load_ro4(const float* p, float (&v)[4]) {
-#if defined(__CUDA_ARCH__)
-  const float4 t = __ldg(reinterpret_cast<const float4*>(p));
-  v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
-#else
-  for (int u = 0; u < 4; ++u) v[u] = p[u];
-#endif
-}
+using fb::fused::load_ro;   // read-only loads (fused/common/read_only.cuh)
+using fb::fused::load_ro4;
 
 /// 16 bytes to global memory (p 16-byte aligned).
 FB_HOST_DEVICE void store4(float* p, const float (&v)[4]) {
@@ -372,13 +357,6 @@ FB_HOST_DEVICE void store4(float* p, const float (&v)[4]) {
 #endif
 }
 
-FB_HOST_DEVICE double load_ro_d(const double* p) {
-#if defined(__CUDA_ARCH__)
-  return __ldg(p);
-#else
-  return *p;
-#endif
-}
 
 /// Copies of staged data into shared memory. On the GPU they are asynchronous (cp.async: the load
 /// goes straight to shared memory, no register holds it, and every copy of a staging step is in

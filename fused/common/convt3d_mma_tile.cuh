@@ -1,0 +1,482 @@
+#pragma once
+/// The 3-D transposed convolution on the fp64 tensor cores (fused/common/mma_f64.cuh): one implicit
+/// GEMM per phase, written once for the CUDA kernels and the host executors (#34 now).
+///
+/// Decomposition (fused/common/convt_phase.cuh): output o = q s + r - p per dimension; phase
+/// (rd, rh, rw) has J(rd) J(rh) J(rw) taps, and its output at bases (qd, qh, qw) sums
+///   x[b, ci, qd - jd, qh - jh, qw - jw] * w[ci, co, rd + s jd, rh + s jh, rw + s jw]
+/// over ci and the taps (an input index outside [0, n) reads 0). Per phase that is a GEMM with
+/// M = positions (bases), N = output channels and K = taps x input channels; the products of fp32
+/// values are exact in fp64, so with fp64 accumulation the order of K does not matter to ~2^-45:
+/// no centring of x, no compensated sums, no per-output correction terms.
+///
+/// Block: one sample, one group of <= 64 output channels, one d base of phase rd and tile_h
+/// consecutive h bases of phase rh, and every w base of every w phase: whole W' rows, as #34's
+/// LayerNorm over W' needs. The block stages its x box once (all input channels that fit; else in
+/// chunks of input channels) as fp64 in shared memory, zeros outside the input, and runs the
+/// w phases one after the other on it. Its 4 warps split each w phase's positions (h row, w base) x
+/// channels into 32 x 32 warp tiles, 2 m16 x 4 n8 accumulator tiles of fp64 per warp; when a
+/// phase has more positions than the warps hold, it runs in several position passes.
+///
+/// Operands. A (positions x K) is read from the staged x through two offsets whose sum is the
+/// element's place: moff(position) = row XW + w base, one per fragment row and thread, fixed for
+/// the whole K loop; koff(k) = ci XS + (J0d-1-jd) XH XW + (J0h-1-jh) XW + (J0w-1-jw), a table in
+/// shared memory per (w phase, chunk). K runs taps outer, input channels inner, so the 4 k of one
+/// fragment column group (t = lane % 4) are 4 consecutive channels, XS doubles apart, with XS = 4
+/// mod 16: a half-warp's 16 A loads hit 16 different bank pairs. B (K x channels) comes from the
+/// workspace, where the prep launch arranged the weights in fragment order (arrange_weights_item):
+/// per (phase, channel group, chunk, k16 step) 8 n8 tiles x 32 lanes x 4 fp32 values, one 16-byte
+/// load per lane and tile, converted to fp64 in registers; each step's B is loaded one step ahead.
+/// K is zero-padded to a multiple of 16 per (phase, chunk): padded k read koff 0 and weight 0.
+///
+/// The model's policy decides what happens to the accumulators (`store`, per warp after the
+/// last chunk of a position pass) and after the last w phase (`finish`, block-wide).
+///
+/// Executors (mma_host_exec here, mma_device_exec for nvcc): `threads(f)` runs f(tid) for the
+/// block's threads, `warps(f)` runs f(warp, W, warp_state) for its warps with W the warp context of
+/// mma_f64.cuh (this lane on the GPU, all 32 on the host), `sync()` is the barrier.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "fused/common/convt_index.cuh"
+#include "fused/common/convt_phase.cuh"
+#include "fused/common/host_device.cuh"
+#include "fused/common/mma_f64.cuh"
+#include "fused/common/read_only.cuh"
+
+#if defined(__CUDACC__)
+#include <cuda_runtime.h>
+#endif
+
+namespace fb::fused::convt3d_mma {
+
+constexpr int k_warps = 4;
+constexpr int k_threads = 32 * k_warps;
+constexpr int k_mt = 2;                     ///< m16 tiles per warp: 32 positions
+constexpr int k_nt = 4;                     ///< n8 tiles per warp: 32 channels
+constexpr int k_warp_m = k_mt * mma::k_m;   ///< positions per warp tile
+constexpr int k_warp_n = k_nt * mma::k_n;   ///< channels per warp tile
+constexpr int k_group = 64;                 ///< output channels per block (at most)
+constexpr int k_group_nt = k_group / mma::k_n;  ///< n8 tiles of a group's arranged weights
+/// Floats of one k16 step of a group's arranged weights: k_group_nt tiles x 32 lanes x 4 values.
+constexpr int k_step_floats = k_group_nt * 32 * mma::k_b_regs;
+
+/// Shared memory a block may use: two blocks per SM (Hopper: 228 KB per SM, 1 KB reserved per
+/// block) where the tile fits, else one.
+constexpr std::size_t k_smem_two_per_sm_bytes = 113 * 1024;
+constexpr std::size_t k_smem_max_bytes = 227 * 1024;
+
+/// Everything the kernels need about the problem and its tiling (a POD kernel argument).
+struct geometry {
+  int64_t batch, c_in, c_out;
+  phase_dim dim[3];      ///< d, h, w
+  phase_order order[3];  ///< per dimension: each phase's first base, count, offset
+  int s[3];              ///< strides
+  int j0[3];             ///< the most taps of any phase per dimension, ceil(k / s)
+  int n_phases;          ///< s^3
+  int n_groups;          ///< channel groups of <= k_group
+  int warp_cols;         ///< warps along the channels (1 when C_out <= 32, else 2)
+  int warp_rows;         ///< warps along the positions: k_warps / warp_cols
+  int tile_h;            ///< h bases (rows) per block
+  int qw_min;            ///< the smallest w base of any output
+  int xd, xh, xw;        ///< staged x box per channel: J0d x (tile_h + J0h - 1) x (w bases + J0w - 1)
+  int x_ci_stride;       ///< doubles per staged channel: xd xh xw rounded up to 4 mod 16
+  int chunk_ci;          ///< input channels staged at once
+  int n_chunks;
+  int steps_stride;      ///< k16 steps reserved per (phase, group, chunk) in the arranged weights
+  int qd_slots;          ///< the most d bases of any d phase
+  int h_tiles;           ///< the most h tiles of any h phase
+  int64_t n_blocks;
+  int64_t wt_items;      ///< threads of the arrangement: one per (slot, step, n8 tile, lane)
+  int64_t wt_floats;     ///< arranged weights
+  std::size_t x_bytes, koff_bytes;  ///< shared memory: staged x, then the koff table
+  std::size_t region_offset;        ///< the policy's region starts here (16-byte aligned)
+};
+
+FB_HOST_DEVICE int imin(int a, int b) { return a < b ? a : b; }
+
+/// Where a block works.
+struct block_pos {
+  int b, group, rd, rh;
+  int qd;     ///< its d base (phase rd)
+  int qh0;    ///< its first h base (phase rh)
+  int rows;   ///< h bases it holds: <= tile_h; 0 for a block with nothing to do
+  int ch0, n_ch;  ///< its output channels [ch0, ch0 + n_ch)
+};
+
+/// Block `block`: the channel group varies fastest, then the (d, h) phase pair, then the h tile,
+/// the d base and the sample (consecutive blocks read overlapping x from L2). Slots past a phase's
+/// bases are empty blocks (rows 0): the phases of one dimension differ by at most one base.
+FB_HOST_DEVICE block_pos block_of(const geometry& g, int64_t block) {
+  block_pos bp;
+  bp.group = static_cast<int>(block % g.n_groups);
+  int64_t rest = block / g.n_groups;
+  const int pairs = g.s[0] * g.s[1];
+  const int pair = static_cast<int>(rest % pairs);
+  rest /= pairs;
+  bp.rd = pair / g.s[1];
+  bp.rh = pair % g.s[1];
+  const int ht = static_cast<int>(rest % g.h_tiles);
+  rest /= g.h_tiles;
+  const int qi = static_cast<int>(rest % g.qd_slots);
+  bp.b = static_cast<int>(rest / g.qd_slots);
+  bp.qd = g.order[0].first_base(bp.rd) + qi;
+  bp.qh0 = g.order[1].first_base(bp.rh) + ht * g.tile_h;
+  const int left_h = g.order[1].count(bp.rh) - ht * g.tile_h;
+  bp.rows = qi < g.order[0].count(bp.rd) && left_h > 0 ? imin(g.tile_h, left_h) : 0;
+  bp.ch0 = bp.group * k_group;
+  bp.n_ch = static_cast<int>(g.c_out - bp.ch0 < k_group ? g.c_out - bp.ch0 : k_group);
+  return bp;
+}
+
+/// Taps of phase r along dimension d.
+FB_HOST_DEVICE int taps_of(const geometry& g, int d, int r) { return static_cast<int>(g.dim[d].taps(r)); }
+
+/// Input channels of chunk c.
+FB_HOST_DEVICE int chunk_channels(const geometry& g, int c) {
+  const int64_t left = g.c_in - static_cast<int64_t>(c) * g.chunk_ci;
+  return left < g.chunk_ci ? static_cast<int>(left) : g.chunk_ci;
+}
+
+/// k16 steps of phase (rd, rh, rw) in a chunk of cc channels: ceil(cc T / 16).
+FB_HOST_DEVICE int steps_of(const geometry& g, int rd, int rh, int rw, int cc) {
+  const int t = taps_of(g, 0, rd) * taps_of(g, 1, rh) * taps_of(g, 2, rw);
+  return (cc * t + mma::k_k - 1) / mma::k_k;
+}
+
+/// The arranged-weight slot of (phase, group, chunk): k16 steps of k_step_floats each.
+FB_HOST_DEVICE int64_t weight_slot(const geometry& g, int rd, int rh, int rw, int group, int chunk) {
+  const int phase = (rd * g.s[1] + rh) * g.s[2] + rw;
+  return ((static_cast<int64_t>(phase) * g.n_groups + group) * g.n_chunks + chunk) * g.steps_stride;
+}
+
+/// Row k of phase (rd, rh, rw)'s K in chunk c: taps outer (jd, jh, jw), channels inner. Returns
+/// false for the zero padding past K.
+struct k_entry {
+  int ci;          ///< channel inside the chunk
+  int jd, jh, jw;  ///< the tap of each dimension
+};
+FB_HOST_DEVICE bool k_entry_of(const geometry& g, int rd, int rh, int rw, int cc, int k, k_entry& e) {
+  const int jd_n = taps_of(g, 0, rd), jh_n = taps_of(g, 1, rh), jw_n = taps_of(g, 2, rw);
+  if (k >= cc * jd_n * jh_n * jw_n) return false;
+  e.ci = k % cc;
+  const int t = k / cc;
+  e.jw = t % jw_n;
+  e.jh = (t / jw_n) % jh_n;
+  e.jd = t / (jw_n * jh_n);
+  return true;
+}
+
+/// The staged-x offset of row k (koff): 0 for padding.
+FB_HOST_DEVICE int koff_of(const geometry& g, int rd, int rh, int rw, int cc, int k) {
+  k_entry e;
+  if (!k_entry_of(g, rd, rh, rw, cc, k, e)) return 0;
+  return e.ci * g.x_ci_stride + ((g.j0[0] - 1 - e.jd) * g.xh + (g.j0[1] - 1 - e.jh)) * g.xw + (g.j0[2] - 1 - e.jw);
+}
+
+/// Work item of the weight arrangement: (slot step, n8 tile, lane) of one (phase, group, chunk);
+/// writes the lane's 4 B values of that tile and step (0 past K and past C_out).
+FB_HOST_DEVICE void arrange_weights_item(const geometry& g, const float* w, float* wt, int64_t item) {
+  const int lane = static_cast<int>(item % 32);
+  const int nt = static_cast<int>((item / 32) % k_group_nt);
+  int64_t rest = item / (32 * k_group_nt);
+  const int step = static_cast<int>(rest % g.steps_stride);
+  rest /= g.steps_stride;
+  const int chunk = static_cast<int>(rest % g.n_chunks);
+  rest /= g.n_chunks;
+  const int group = static_cast<int>(rest % g.n_groups);
+  const int phase = static_cast<int>(rest / g.n_groups);
+  const int rw = phase % g.s[2], rh = (phase / g.s[2]) % g.s[1], rd = phase / (g.s[2] * g.s[1]);
+  const int cc = chunk_channels(g, chunk);
+  const int64_t co = static_cast<int64_t>(group) * k_group + nt * mma::k_n + mma::b_col(lane, 0);
+  const int64_t k = g.dim[0].k;
+  float* dst = wt + ((weight_slot(g, rd, rh, rw, group, chunk) + step) * k_group_nt + nt) * 32 * mma::k_b_regs +
+               lane * mma::k_b_regs;
+  for (int v = 0; v < mma::k_b_regs; ++v) {
+    k_entry e;
+    float value = 0.0f;
+    if (co < g.c_out && step < steps_of(g, rd, rh, rw, cc) &&
+        k_entry_of(g, rd, rh, rw, cc, step * mma::k_k + mma::b_row(lane, v), e)) {
+      const int64_t ci = static_cast<int64_t>(chunk) * g.chunk_ci + e.ci;
+      const int64_t kd = rd + g.s[0] * e.jd, kh = rh + g.s[1] * e.jh, kw = rw + g.s[2] * e.jw;
+      value = w[(((ci * g.c_out + co) * k + kd) * k + kh) * k + kw];
+    }
+    dst[v] = value;
+  }
+}
+
+/// The x element staged at e of chunk c for block bp (0 outside the input), as fp64.
+FB_HOST_DEVICE double staged_x(const geometry& g, const float* x, const block_pos& bp, int c, int e) {
+  const int uw = e % g.xw, uh = (e / g.xw) % g.xh, ud = (e / (g.xw * g.xh)) % g.xd, ci = e / (g.xw * g.xh * g.xd);
+  const int64_t id = bp.qd - (g.j0[0] - 1) + ud, ih = bp.qh0 - (g.j0[1] - 1) + uh, iw = g.qw_min - (g.j0[2] - 1) + uw;
+  if (id < 0 || id >= g.dim[0].n_in || ih < 0 || ih >= g.dim[1].n_in || iw < 0 || iw >= g.dim[2].n_in) return 0.0;
+  const int64_t ch = static_cast<int64_t>(c) * g.chunk_ci + ci;
+  return static_cast<double>(x[(((bp.b * g.c_in + ch) * g.dim[0].n_in + id) * g.dim[1].n_in + ih) * g.dim[2].n_in + iw]);
+}
+
+/// A w phase's position pass: positions [m0, m0 + n) of the block's (row, w base) pairs of phase rw,
+/// position m = row n_qw + (qw - first base).
+struct pass_pos {
+  int rw;
+  int n_qw;     ///< w bases of phase rw
+  int qw0;      ///< its first w base
+  int m0, n;    ///< the pass's positions
+};
+
+/// Where a warp tile's C values go: value v of `lane` in tiles (mt, nt) is the pass's position
+/// tile_position and the block's channel tile_channel (outputs only where position < n and channel
+/// < n_ch).
+FB_HOST_DEVICE int tile_position(int warp_row, int mt, int lane, int v) {
+  return warp_row * k_warp_m + mt * mma::k_m + mma::c_row(lane, v);
+}
+FB_HOST_DEVICE int tile_channel(int warp_col, int nt, int lane, int v) {
+  return warp_col * k_warp_n + nt * mma::k_n + mma::c_col(lane, v);
+}
+
+/// A warp's accumulators, kept across the chunks of a position pass: [mt][nt][lane slot][value].
+template <class W>
+struct warp_state {
+  double acc[k_mt][k_nt][W::k_lanes][mma::k_c_regs];
+};
+
+/// Four fp32 values, the unit of the arranged weights (one 16-byte load on the GPU).
+struct f4 {
+  float v[4];
+};
+FB_HOST_DEVICE f4 load_f4(const float* p) {
+  f4 r;
+  load_ro4(p, r.v);
+  return r;
+}
+
+/// One warp's share of one chunk: its 32 x 32 tile of the pass's positions x the block's channels,
+/// K of the chunk in steps of 16 (A from the staged x through moff + koff, B from the arranged
+/// weights one step ahead). Warps whose tile holds no position or channel do nothing.
+template <class W>
+FB_HOST_DEVICE void warp_chunk(const W& w, warp_state<W>& st, const geometry& g, const block_pos& bp, const pass_pos& pp,
+                               int warp, const double* xs, const int* koff, const float* wt_slot, int steps) {
+  const int warp_row = warp / g.warp_cols, warp_col = warp % g.warp_cols;
+  const int first = warp_row * k_warp_m;
+  const int nt_n = imin(k_nt, (bp.n_ch - warp_col * k_warp_n + mma::k_n - 1) / mma::k_n);
+  if (first >= pp.n || nt_n <= 0 || steps <= 0) return;
+  constexpr int L = W::k_lanes;
+  int moff[k_mt][L][2];
+  FB_UNROLL
+  for (int mt = 0; mt < k_mt; ++mt)
+    for (int l = 0; l < L; ++l)
+      FB_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        const int m = first + mt * mma::k_m + mma::a_row(w.lane(l), h);  // values 0 and 1: rows g, g + 8
+        const int pos = pp.m0 + m;
+        // Positions past the pass read position 0's column (their results are never stored).
+        const int row = m < pp.n ? pos / pp.n_qw : 0, col = m < pp.n ? pos % pp.n_qw : 0;
+        moff[mt][l][h] = row * g.xw + (pp.qw0 - g.qw_min) + col;
+      }
+  const float* b_base = wt_slot + warp_col * k_nt * 32 * mma::k_b_regs;
+  f4 b_next[k_nt][L];
+  FB_UNROLL
+  for (int nt = 0; nt < k_nt; ++nt)
+    if (nt < nt_n)
+      for (int l = 0; l < L; ++l) b_next[nt][l] = load_f4(b_base + (nt * 32 + w.lane(l)) * mma::k_b_regs);
+  for (int step = 0; step < steps; ++step) {
+    double b[k_nt][L][mma::k_b_regs];
+    FB_UNROLL
+    for (int nt = 0; nt < k_nt; ++nt)
+      if (nt < nt_n)
+        for (int l = 0; l < L; ++l)
+          FB_UNROLL
+          for (int v = 0; v < mma::k_b_regs; ++v) b[nt][l][v] = static_cast<double>(b_next[nt][l].v[v]);
+    if (step + 1 < steps) {
+      const float* next = b_base + static_cast<int64_t>(step + 1) * k_step_floats;
+      FB_UNROLL
+      for (int nt = 0; nt < k_nt; ++nt)
+        if (nt < nt_n)
+          for (int l = 0; l < L; ++l) b_next[nt][l] = load_f4(next + (nt * 32 + w.lane(l)) * mma::k_b_regs);
+    }
+    double a[k_mt][L][mma::k_a_regs];
+    for (int l = 0; l < L; ++l)
+      FB_UNROLL
+      for (int j = 0; j < mma::k_a_regs / 2; ++j) {
+        const int ko = koff[step * mma::k_k + mma::a_col(w.lane(l), 2 * j)];
+        FB_UNROLL
+        for (int mt = 0; mt < k_mt; ++mt) {
+          a[mt][l][2 * j] = xs[moff[mt][l][0] + ko];
+          a[mt][l][2 * j + 1] = xs[moff[mt][l][1] + ko];
+        }
+      }
+    FB_UNROLL
+    for (int mt = 0; mt < k_mt; ++mt)
+      FB_UNROLL
+      for (int nt = 0; nt < k_nt; ++nt)
+        if (nt < nt_n) w.mma(st.acc[mt][nt], a[mt], b[nt]);
+  }
+}
+
+/// One block of the convolution with policy `pol` (see the file's header). Shared memory `smem`:
+/// staged x (fp64), the koff table (int), then the policy's region at g.region_offset.
+template <class Exec, class Policy>
+FB_HOST_DEVICE void conv_block(Exec& ex, const geometry& g, const float* x, const float* wt, int64_t block,
+                               unsigned char* smem, const Policy& pol) {
+  const block_pos bp = block_of(g, block);
+  if (bp.rows == 0) return;
+  double* xs = reinterpret_cast<double*>(smem);
+  int* koff = reinterpret_cast<int*>(smem + g.x_bytes);
+  unsigned char* region = smem + g.region_offset;
+  const int cap = g.warp_rows * k_warp_m;  // positions of one pass
+  bool first_use = true;
+  bool staged_all = false;  // every channel staged (one chunk): staged once for the block
+  for (int rw = 0; rw < g.s[2]; ++rw) {
+    pass_pos pp;
+    pp.rw = rw;
+    pp.n_qw = g.order[2].count(rw);
+    pp.qw0 = g.order[2].first_base(rw);
+    const int positions = bp.rows * pp.n_qw;
+    for (pp.m0 = 0; pp.m0 < positions; pp.m0 += cap) {
+      pp.n = imin(cap, positions - pp.m0);
+      ex.warps([&](int, const auto&, auto& st) {
+        for (auto& per_mt : st.acc)
+          for (auto& per_nt : per_mt)
+            for (auto& per_lane : per_nt)
+              for (double& v : per_lane) v = 0.0;
+      });
+      for (int c = 0; c < g.n_chunks; ++c) {
+        if (!first_use) ex.sync();  // the previous chunk's x and koff are no longer read
+        first_use = false;
+        if (!staged_all) {
+          const int n = chunk_channels(g, c) * g.xd * g.xh * g.xw;
+          ex.threads([&](int tid) {
+            for (int e = tid; e < n; e += k_threads) {
+              const int ci = e / (g.xd * g.xh * g.xw), r = e % (g.xd * g.xh * g.xw);
+              xs[ci * g.x_ci_stride + r] = staged_x(g, x, bp, c, e);
+            }
+          });
+          staged_all = g.n_chunks == 1;
+        }
+        const int cc = chunk_channels(g, c);
+        const int steps = steps_of(g, bp.rd, bp.rh, rw, cc);
+        ex.threads([&](int tid) {
+          for (int k = tid; k < steps * mma::k_k; k += k_threads) koff[k] = koff_of(g, bp.rd, bp.rh, rw, cc, k);
+        });
+        ex.sync();
+        const float* slot = wt + weight_slot(g, bp.rd, bp.rh, rw, bp.group, c) * k_step_floats;
+        ex.warps([&](int warp, const auto& w, auto& st) { warp_chunk(w, st, g, bp, pp, warp, xs, koff, slot, steps); });
+      }
+      ex.warps([&](int warp, const auto& w, auto& st) { pol.store(w, st, bp, pp, warp, region); });
+    }
+  }
+  ex.sync();
+  pol.finish(ex, bp, region);
+}
+
+/// Sizes the tile for a problem. `region_bytes_per_row(rows)` is the policy's shared memory for a
+/// block of `rows` h bases; max_chunk_ci (tests) caps the channels staged at once. Returns false
+/// (and leaves g partly set) when not even one channel of one h row fits: the kernel is too large
+/// for the tile (the caller rejects the problem).
+template <class RegionBytes>
+bool make_geometry(geometry& g, int64_t batch, int64_t c_in, int64_t c_out, int64_t depth, int64_t height,
+                   int64_t width, int64_t k, int64_t s, int64_t p, RegionBytes region_bytes_per_rows,
+                   int64_t max_chunk_ci = 0) {
+  g = geometry{};
+  g.batch = batch;
+  g.c_in = c_in;
+  g.c_out = c_out;
+  const int64_t n_in[3] = {depth, height, width};
+  int64_t t_max = 1;
+  for (int d = 0; d < 3; ++d) {
+    g.dim[d] = phase_dim{n_in[d], convt_output_size(n_in[d], k, s, p, 0), k, s, p};
+    g.order[d] = phase_order_of(g.dim[d]);
+    g.s[d] = static_cast<int>(s);
+    g.j0[d] = static_cast<int>(g.dim[d].max_taps());
+    t_max *= g.j0[d];
+  }
+  g.n_phases = static_cast<int>(s * s * s);
+  g.n_groups = static_cast<int>((c_out + k_group - 1) / k_group);
+  g.warp_cols = c_out > k_warp_n ? 2 : 1;
+  g.warp_rows = k_warps / g.warp_cols;
+  g.qw_min = static_cast<int>(g.dim[2].q_min());
+  int n_qw_max = 1, n_qh_max = 1, n_qd_max = 1;
+  for (int r = 0; r < s; ++r) {
+    n_qw_max = g.order[2].count(r) > n_qw_max ? g.order[2].count(r) : n_qw_max;
+    n_qh_max = g.order[1].count(r) > n_qh_max ? g.order[1].count(r) : n_qh_max;
+    n_qd_max = g.order[0].count(r) > n_qd_max ? g.order[0].count(r) : n_qd_max;
+  }
+  const int cap = g.warp_rows * k_warp_m;
+  int tile_h = cap / n_qw_max < 1 ? 1 : cap / n_qw_max;
+  tile_h = tile_h < n_qh_max ? tile_h : n_qh_max;
+  g.xw = static_cast<int>(g.dim[2].q_count()) + g.j0[2] - 1;
+  g.xd = g.j0[0];
+  const std::size_t budgets[2] = {k_smem_two_per_sm_bytes, k_smem_max_bytes};
+  for (;;) {
+    g.tile_h = tile_h;
+    g.xh = tile_h + g.j0[1] - 1;
+    const int64_t box = static_cast<int64_t>(g.xd) * g.xh * g.xw;
+    g.x_ci_stride = static_cast<int>(box + ((4 - box % 16) + 16) % 16);
+    const std::size_t region = region_bytes_per_rows(tile_h);
+    for (const std::size_t budget : budgets) {
+      // Channels that fit beside the region and their koff table (16 * steps ints, steps for t_max taps).
+      int64_t cc = max_chunk_ci > 0 && max_chunk_ci < c_in ? max_chunk_ci : c_in;
+      for (; cc >= 1; cc = cc > 8 ? cc * 7 / 8 : cc - 1) {
+        const int64_t steps = (cc * t_max + mma::k_k - 1) / mma::k_k;
+        const std::size_t xb = static_cast<std::size_t>(cc) * g.x_ci_stride * sizeof(double);
+        const std::size_t kb = static_cast<std::size_t>(steps) * mma::k_k * sizeof(int);
+        const std::size_t off = (xb + kb + 15) / 16 * 16;
+        if (off + region <= budget && steps < (int64_t{1} << 24)) {
+          g.chunk_ci = static_cast<int>(cc);
+          g.n_chunks = static_cast<int>((c_in + cc - 1) / cc);
+          g.steps_stride = static_cast<int>(steps);
+          g.x_bytes = xb;
+          g.koff_bytes = kb;
+          g.region_offset = off;
+          g.qd_slots = n_qd_max;
+          g.h_tiles = (n_qh_max + tile_h - 1) / tile_h;
+          g.n_blocks = batch * g.n_groups * (s * s) * g.h_tiles * g.qd_slots;
+          g.wt_items = static_cast<int64_t>(g.n_phases) * g.n_groups * g.n_chunks * g.steps_stride * k_group_nt * 32;
+          g.wt_floats = g.wt_items * mma::k_b_regs;
+          return true;
+        }
+      }
+    }
+    if (tile_h == 1) return false;
+    tile_h = tile_h / 2;
+  }
+}
+
+/// Shared memory of a block: x, koff and the policy's region.
+inline std::size_t smem_bytes(const geometry& g, std::size_t region_bytes) { return g.region_offset + region_bytes; }
+
+/// The host executor of conv_block: threads one after another, warps with all 32 lanes (mma
+/// emulated), barriers do nothing (between two barriers everything is a function of the thread or
+/// warp index and shared memory).
+struct mma_host_exec {
+  std::vector<warp_state<mma::host_warp>> states = std::vector<warp_state<mma::host_warp>>(k_warps);
+  template <class F>
+  void threads(F&& f) {
+    for (int t = 0; t < k_threads; ++t) f(t);
+  }
+  template <class F>
+  void warps(F&& f) {
+    const mma::host_warp w{};
+    for (int i = 0; i < k_warps; ++i) f(i, w, states[static_cast<std::size_t>(i)]);
+  }
+  void sync() {}
+};
+
+#if defined(__CUDACC__)
+/// The GPU executor of conv_block: this thread's share; warp_state in its registers.
+struct mma_device_exec {
+  warp_state<mma::device_lane> st;
+  template <class F>
+  __device__ void threads(F&& f) {
+    f(static_cast<int>(threadIdx.x));
+  }
+  template <class F>
+  __device__ void warps(F&& f) {
+    const mma::device_lane w{static_cast<int>(threadIdx.x % 32)};
+    f(static_cast<int>(threadIdx.x / 32), w, st);
+  }
+  __device__ void sync() { __syncthreads(); }
+};
+#endif
+
+}  // namespace fb::fused::convt3d_mma

@@ -1,0 +1,39 @@
+#pragma once
+/// Loads of data that no thread writes while the kernel runs (inputs, parameters, earlier launches'
+/// results), written once for kernels and host executors: the read-only (non-coherent) data path on
+/// the GPU, a plain load on the host.
+#include "fused/common/host_device.cuh"
+
+#if defined(__CUDACC__)
+#include <cuda_runtime.h>
+#endif
+
+namespace fb::fused {
+
+FB_HOST_DEVICE float load_ro(const float* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
+FB_HOST_DEVICE double load_ro(const double* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
+/// 16 bytes (p 16-byte aligned).
+FB_HOST_DEVICE void load_ro4(const float* p, float (&v)[4]) {
+#if defined(__CUDA_ARCH__)
+  const float4 t = __ldg(reinterpret_cast<const float4*>(p));
+  v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
+#else
+  for (int u = 0; u < 4; ++u) v[u] = p[u];
+#endif
+}
+
+}  // namespace fb::fused
