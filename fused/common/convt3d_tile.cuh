@@ -1,6 +1,7 @@
 #pragma once
-/// The 3-D transposed convolution as a block-tiled, phase-uniform direct convolution, written once
-/// for the CUDA kernels and the host executors of #15 and #34.
+/// The 3-D transposed convolution as a block-tiled, phase-uniform direct convolution on the fp32
+/// SIMT units, written once for #15's CUDA kernels and host executor (#34 runs on the fp64 tensor
+/// cores instead: fused/common/convt3d_mma_tile.cuh).
 ///
 /// Decomposition (fused/common/convt_phase.cuh): an output (od, oh, ow) is (q, r) per dimension,
 /// o = q*s + r - p. A block tile is a box of bases q (k_tile_qd x k_tile_qh x k_tile_qw) of one
@@ -8,10 +9,6 @@
 /// the output, and the input it reads is the base box widened by J0 - 1 = ceil(k/s) - 1 lines below
 /// in each dimension (input index i = q - j), staged once in shared memory with zeros outside the
 /// input (so taps that fall outside contribute an exact 0 and the tap loop needs no bounds tests).
-///
-/// #34 cuts w by outputs instead (tile_options: a w tile is 32 s w_sub outputs, run as w_sub
-/// sub-tiles of 32 bases per phase, each phase's bases shifted by 0 or 1), so that one block holds
-/// whole W' rows for its LayerNorm epilogue; the FMA order of every output is the same either way.
 ///
 /// Inside a block every warp works on the same phase at the same time (the phase loop is
 /// block-synchronous, because the phase's weights are staged per phase): a warp's lanes are 32
@@ -43,15 +40,6 @@
 /// tile `part`, and each finished group is added to `acc` (one FADD per accumulator). The group
 /// length is chosen per geometry (group_products_for) so that the rounding figure, products per
 /// group + groups, is least for the phase with the most taps: never above libtorch's C_in + taps.
-///
-/// Compensated (tile_options::compensated, #34): each finished group is added to acc with Kahan's
-/// compensation (a second tile `comp` carries the low-order parts the additions lost, folded into acc
-/// after the phase's last chunk), so the groups' additions cost about 2 roundings in all rather than
-/// one per group, and groups can be short: f = products per group + 2 (group_products_for). #34's
-/// LayerNorm divides by the spread of a row, which can be far below the terms' sizes (a 2-element
-/// row, tiny eps): there an error figure equal to libtorch's lost to it in the fp64 rule about as
-/// often as it won (H100 gate, 2026-11-23: case 909, err/bound 1.05 at f 92 against libtorch's 94).
-/// #15 keeps the plain two-level sums (its pass kernels have no registers for a third tile).
 ///
 /// FMA order per accumulator: ci ascending (chunks change only what is staged: a group that spans
 /// two chunks carries its partial over), then jd, jw, jh ascending, each group's products into
@@ -159,27 +147,6 @@ struct geometry {
   int w_buffers;             ///< 2: the next phase's weights load while this phase computes (one chunk only)
   int smem_conv_floats;      ///< x tile + weight buffers, rounded up to 4 floats (policy regions follow)
   int variant;               ///< 1 or 2: compile-time layout and unrolled taps for that J0; 0: generic
-  int w_sub;                 ///< sub-tiles of k_tile_qw bases along w per block (run in turn); 1 for #15
-  int by_outputs;            ///< 1: tiles are boxes of outputs (tile_options::by_outputs), 0: boxes of bases
-};
-
-/// How a model wants its blocks cut. By default (#15) a tile is a box of bases q, the same for every
-/// phase. by_outputs: along w a tile is a range of OUTPUTS, k_tile_qw x w_sub x s of them, starting at
-/// multiples of that extent; phase r then covers the bases from (p - r + s - 1)/s on, which lie one
-/// above those of the last phase where r < p mod s (w_shift), so the staged x tile holds
-/// one more column (x_layout's kPad). #34 needs whole W' rows in one block, and its default (k 4,
-/// s 2, p 1) has 33 bases per 64 outputs: ranges of bases would need two tiles per row. (d and h
-/// stay boxes of bases: cutting them by outputs too needs a line more of x in each, which at the #34
-/// default no longer fits all 32 input channels beside the row buffer.)
-struct tile_options {
-  int64_t w_sub = 1;        ///< sub-tiles of k_tile_qw bases along w per block
-  bool by_outputs = false;  ///< w tiles are ranges of outputs (needs the kPad = 1 layout)
-  /// Stage all input channels at once with one block per SM (up to k_smem_max_bytes) rather than in
-  /// chunks with two blocks per SM (#34: x would otherwise be staged again per phase and chunk).
-  bool one_chunk_first = false;
-  /// Kahan-compensated group sums with short groups (see "Compensated" above; conv_tile_block's
-  /// kComp must match).
-  bool compensated = false;
 };
 
 /// Where a block works: sample, channel block, tile, and the first base of its tile per dimension.
@@ -202,7 +169,7 @@ FB_HOST_DEVICE block_pos block_of(const geometry& g, int64_t block) {
   const int64_t td = bp.tile / (g.n_tile[2] * g.n_tile[1]);
   bp.q0[0] = static_cast<int>(g.dim[0].q_min() + td * k_tile_qd);
   bp.q0[1] = static_cast<int>(g.dim[1].q_min() + th * k_tile_qh);
-  bp.q0[2] = static_cast<int>(g.dim[2].q_min() + tw * k_tile_qw * g.w_sub);
+  bp.q0[2] = static_cast<int>(g.dim[2].q_min() + tw * k_tile_qw);
   return bp;
 }
 
@@ -295,20 +262,14 @@ FB_HOST_DEVICE int64_t phase_weight_offset(const geometry& g, int64_t ph) {
 }
 
 /// A thread's place in the block: lane = base along w, (wd, wh, wc) = its warp's sub-tile.
-/// dq, hq, wq: its first bases relative to the tile's (bp.q0) in the current phase and w sub-tile.
+/// dq, hq, wq: its first bases relative to the tile's (bp.q0).
 struct thread_pos {
   int lane, warp, wd, wh, wc;
   int dq, hq, wq;
 };
 
-/// By w tiles of outputs (tile_options::by_outputs): phase pp's first w base minus the tile's, 0 or 1.
-FB_HOST_DEVICE int w_shift(const geometry& g, const phase_pos& pp) {
-  const int s = static_cast<int>(g.dim[2].s), p = static_cast<int>(g.dim[2].p);
-  return g.by_outputs ? (p - pp.r[2] + s - 1) / s - p / s : 0;
-}
-
-/// Thread tid in w sub-tile u of a phase whose w bases are shifted by `shift` (w_shift).
-FB_HOST_DEVICE thread_pos thread_in(int tid, int shift, int u) {
+/// Thread tid of the block.
+FB_HOST_DEVICE thread_pos thread_of(int tid) {
   thread_pos t;
   t.lane = tid & 31;
   t.warp = tid >> 5;
@@ -317,29 +278,25 @@ FB_HOST_DEVICE thread_pos thread_in(int tid, int shift, int u) {
   t.wd = t.warp / (k_warps_c * k_warps_h);
   t.dq = t.wd;
   t.hq = t.wh * k_rows;
-  t.wq = t.lane + u * k_tile_qw + shift;
+  t.wq = t.lane;
   return t;
 }
 
-/// Thread tid of a tile of bases (no shift), sub-tile 0.
-FB_HOST_DEVICE thread_pos thread_of(int tid) { return thread_in(tid, 0, 0); }
-
 /// The x tile layout: compile-time for the unrolled variants (kJ0 = 1, 2), so that every shared
 /// memory offset in the tap loop is an immediate; read from the geometry for the generic one.
-/// kPad: one more column (w tiles by outputs, tile_options); compile-time layouts have one w sub-tile.
-template <int kJ0, int kPad = 0>
+template <int kJ0>
 struct x_layout {
   static constexpr int xd = k_tile_qd + kJ0 - 1;
   static constexpr int xh = k_tile_qh + kJ0 - 1;
-  static constexpr int xw = k_tile_qw + kJ0 - 1 + kPad;
+  static constexpr int xw = k_tile_qw + kJ0 - 1;
   static constexpr int plane = xh * xw;
   static constexpr int ci = xd * plane;
   static constexpr int j0 = kJ0;
   FB_HOST_DEVICE explicit x_layout(const geometry&) {}
 };
 
-template <int kPad>
-struct x_layout<0, kPad> {
+template <>
+struct x_layout<0> {
   int xd, xh, xw, plane, ci, j0;
   FB_HOST_DEVICE explicit x_layout(const geometry& g)
       : xd(g.xd), xh(g.xh), xw(g.xw), plane(g.x_plane), ci(g.x_ci), j0(static_cast<int>(g.j0)) {}
@@ -398,10 +355,10 @@ FB_HOST_DEVICE void copy_async_wait() {
 /// (copy_async_f32); with centres the thread waits for its own and subtracts the centre from the
 /// same elements (the value x - c of the synchronous version, bit for bit). Without centres the
 /// caller waits (copy_async_wait) before the barrier that publishes the tile.
-template <int kJ0, int kPad = 0>
+template <int kJ0>
 FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, int tid, const float* x,
                             const float* centre, float* xs) {
-  const x_layout<kJ0, kPad> xl(g);
+  const x_layout<kJ0> xl(g);
   const int64_t ci0 = cc * g.ci_chunk;
   const int n_ci = static_cast<int>(min_i64(g.ci_chunk, g.c_in - ci0));
   const int n_rows = n_ci * xl.xd * xl.xh;
@@ -476,11 +433,10 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
       if (rem >= rows_per_ci) rem -= rows_per_ci, ++ci;
     }
   }
-  // Columns 32 .. xw-1 (the J0 - 1 halo columns past the lanes, and the padding column), flattened
-  // over all threads.
+  // Columns 32 .. xw-1 (the J0 - 1 halo columns past the lanes), flattened over all threads.
   const int tail = xl.xw - kLanes;
   if (tail > 0) {
-    const int div = tail > 0 ? tail : 1;  // (tail is a constant 0 for kJ0 = 1, kPad = 0)
+    const int div = tail > 0 ? tail : 1;  // (tail is a constant 0 for kJ0 = 1)
     auto each_tail = [&](auto&& f) {
       for (int e = tid; e < n_rows * tail; e += k_threads) {
         const int row = e / div;
@@ -536,36 +492,7 @@ struct acc_tile {
       FB_UNROLL
       for (int c = 0; c < k_co_thread; ++c) v[r][c] = add32(v[r][c], p.v[r][c]);
   }
-  /// Ends a group with Kahan's compensation: comp holds minus the low-order part lost so far, so that
-  /// the sum is v - comp (four FADDs per accumulator).
-  FB_HOST_DEVICE void add_group_compensated(const acc_tile& p, acc_tile& comp) {
-    FB_UNROLL
-    for (int r = 0; r < k_rows; ++r)
-      FB_UNROLL
-      for (int c = 0; c < k_co_thread; ++c) {
-        const float y = add32(p.v[r][c], -comp.v[r][c]);
-        const float t = add32(v[r][c], y);
-        comp.v[r][c] = add32(add32(t, -v[r][c]), -y);
-        v[r][c] = t;
-      }
-  }
-  /// The compensated sum's value: v - comp, rounded once.
-  FB_HOST_DEVICE void fold(const acc_tile& comp) {
-    FB_UNROLL
-    for (int r = 0; r < k_rows; ++r)
-      FB_UNROLL
-      for (int c = 0; c < k_co_thread; ++c) v[r][c] = add32(v[r][c], -comp.v[r][c]);
-  }
 };
-
-/// Adds a finished group's partial sum p to acc: compensated (comp) or plain.
-template <bool kComp>
-FB_HOST_DEVICE void end_group(acc_tile& acc, const acc_tile& p, acc_tile& comp) {
-  if constexpr (kComp)
-    acc.add_group_compensated(p, comp);
-  else
-    acc.add_group(p);
-}
 
 /// The k_co_thread weights of one (ci, tap) for this thread's channels (warp-uniform: broadcast).
 FB_HOST_DEVICE void load_weights(const float* p, float (&w)[k_co_thread]) {
@@ -643,11 +570,10 @@ FB_HOST_DEVICE void channel_any(acc_tile& p, const XL& xl, const float* xc, cons
 /// Accumulates the n_ci input channels [ci0, ci0 + n_ci) of one staged chunk (generic loop) with
 /// groups of pp.slabs d-slabs inside each channel (group_of: channels with more taps than a group
 /// holds). No group spans two channels, so nothing carries over between chunks.
-template <bool kComp, class XL>
-FB_HOST_DEVICE void accumulate_slab_groups(acc_tile& acc, acc_tile& comp, const XL& xl, const float* xb,
-                                           const float* wb, int ci0, int n_ci, const phase_pos& pp) {
+template <class XL>
+FB_HOST_DEVICE void accumulate_slab_groups(acc_tile& acc, const XL& xl, const float* xb, const float* wb, int ci0,
+                                           int n_ci, const phase_pos& pp) {
   acc_tile a = acc;  // see accumulate_groups
-  acc_tile cm = comp;
   acc_tile p;
   FB_NO_UNROLL
   for (int ci = 0; ci < n_ci; ++ci) {
@@ -656,11 +582,10 @@ FB_HOST_DEVICE void accumulate_slab_groups(acc_tile& acc, acc_tile& comp, const 
     for (int jd0 = 0; jd0 < pp.jd; jd0 += pp.slabs) {
       p.zero();
       channel_any(p, xl, xc, wc, pp, jd0, jd0 + pp.slabs < pp.jd ? jd0 + pp.slabs : pp.jd);
-      end_group<kComp>(a, p, cm);
+      a.add_group(p);
     }
   }
   acc = a;
-  comp = cm;
 }
 
 /// Accumulates the n_ci input channels [ci0, ci0 + n_ci) of one staged chunk, two-level: the
@@ -669,18 +594,17 @@ FB_HOST_DEVICE void accumulate_slab_groups(acc_tile& acc, acc_tile& comp, const 
 /// acc. A group may span two chunks: part then carries over to the next chunk's call (chunked
 /// path), so the sums do not depend on the chunking. The unrolled variant (JD, JH, JW >= 1 known at
 /// compile time) and the generic one (JD = 0: pp's tap counts) give the same bits.
-template <int JD, int JH, int JW, bool kComp, class XL>
-FB_HOST_DEVICE void accumulate_groups(acc_tile& acc, acc_tile& part, acc_tile& comp, const XL& xl, const float* xb,
-                                      const float* wb, int ci0, int n_ci, int c_in, const phase_pos& pp) {
+template <int JD, int JH, int JW, class XL>
+FB_HOST_DEVICE void accumulate_groups(acc_tile& acc, acc_tile& part, const XL& xl, const float* xb, const float* wb,
+                                      int ci0, int n_ci, int c_in, const phase_pos& pp) {
   const int taps = JD > 0 ? JD * JH * JW : pp.taps;
   if (JD == 0 && pp.group == 0) {
-    accumulate_slab_groups<kComp>(acc, comp, xl, xb, wb, ci0, n_ci, pp);
+    accumulate_slab_groups(acc, xl, xb, wb, ci0, n_ci, pp);
     return;
   }
   const int group = pp.group;
   acc_tile a = acc;  // local copies: on the host the compiler may then keep them out of memory (the
   acc_tile p = part; // shared-memory pointers are floats too and could alias); on the GPU a no-op
-  acc_tile cm = comp;
   int pos = ci0 % group;  // position of channel ci0 inside its group
   FB_NO_UNROLL
   for (int ci = 0; ci < n_ci;) {
@@ -701,49 +625,43 @@ FB_HOST_DEVICE void accumulate_groups(acc_tile& acc, acc_tile& part, acc_tile& c
     }
     pos += end - ci;
     ci = end;
-    if (pos == group || ci0 + ci == c_in) end_group<kComp>(a, p, cm);  // the group is complete
+    if (pos == group || ci0 + ci == c_in) a.add_group(p);  // the group is complete
     pos = 0;
   }
   acc = a;
   part = p;
-  comp = cm;
 }
 
 /// One thread's share of a phase and input-channel chunk: the unrolled variant of the phase's tap
 /// counts when the layout is compile-time and taps per dimension are 1 or 2, else the generic loop.
 /// A phase without taps (k < s) leaves acc at zero.
-template <int kJ0, int kPad = 0, bool kComp = false>
+template <int kJ0>
 FB_HOST_DEVICE void accumulate(const geometry& g, const phase_pos& pp, int64_t cc, const thread_pos& t,
-                               const float* xs, const float* ws, acc_tile& acc, acc_tile& part, acc_tile& comp) {
-  if (cc == 0) {
-    acc.zero();
-    if constexpr (kComp) comp.zero();
-  }
+                               const float* xs, const float* ws, acc_tile& acc, acc_tile& part) {
+  if (cc == 0) acc.zero();
   if (pp.taps == 0) return;
-  const x_layout<kJ0, kPad> xl(g);
+  const x_layout<kJ0> xl(g);
   const int ci0 = static_cast<int>(cc * g.ci_chunk);
   const int n_ci = static_cast<int>(min_i64(g.ci_chunk, g.c_in - ci0));
   const int c_in = static_cast<int>(g.c_in);
   const float* xb = x_base(xl, t, xs);
   const float* wb = ws + t.wc * k_co_thread;
   if constexpr (kJ0 == 1) {
-    accumulate_groups<1, 1, 1, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp);
+    accumulate_groups<1, 1, 1>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp);
   } else if constexpr (kJ0 == 2) {
     switch ((pp.jd - 1) * 4 + (pp.jh - 1) * 2 + (pp.jw - 1)) {
-      case 0: accumulate_groups<1, 1, 1, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp); break;
-      case 1: accumulate_groups<1, 1, 2, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp); break;
-      case 2: accumulate_groups<1, 2, 1, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp); break;
-      case 3: accumulate_groups<1, 2, 2, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp); break;
-      case 4: accumulate_groups<2, 1, 1, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp); break;
-      case 5: accumulate_groups<2, 1, 2, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp); break;
-      case 6: accumulate_groups<2, 2, 1, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp); break;
-      default: accumulate_groups<2, 2, 2, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 0: accumulate_groups<1, 1, 1>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 1: accumulate_groups<1, 1, 2>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 2: accumulate_groups<1, 2, 1>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 3: accumulate_groups<1, 2, 2>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 4: accumulate_groups<2, 1, 1>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 5: accumulate_groups<2, 1, 2>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      case 6: accumulate_groups<2, 2, 1>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
+      default: accumulate_groups<2, 2, 2>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp); break;
     }
   } else {
-    accumulate_groups<0, 0, 0, kComp>(acc, part, comp, xl, xb, wb, ci0, n_ci, c_in, pp);
+    accumulate_groups<0, 0, 0>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp);
   }
-  if constexpr (kComp)
-    if (ci0 + n_ci == c_in) acc.fold(comp);  // the phase's last chunk: its sums are complete
 }
 
 /// The outputs a thread's accumulators stand for in one phase.
@@ -808,7 +726,7 @@ FB_HOST_DEVICE void valid_taps(const phase_dim& d, int q, int J, int& lo, int& h
 /// them; valid_taps gives the interval): 0 every tap reads inside the input, 1 only the taps below
 /// hi < J (low border), 2 only the taps from lo > 0 (high border), 3 none. An output's taps that
 /// read inside the input are the box of its three classes, so quantities that depend only on that
-/// box (the centring's K(o), #15 and #34) come from a table of k_tap_classes^3 entries per (sample,
+/// box (#15's centring term K(o)) come from a table of k_tap_classes^3 entries per (sample,
 /// channel, phase) instead of a per-output box sum: the epilogues look them up without branches
 /// (with the box sums inline, every warp with a border lane in w took the slow path).
 constexpr int k_tap_classes = 4;
@@ -865,21 +783,8 @@ FB_HOST_DEVICE int class_combo(const geometry& g, const phase_pos& pp, int qd, i
 /// CPU transposed convolution (a GEMM over C_in for each tap, then the taps added) f = c_in + taps,
 /// which G = 1 equals: the choice is never worse than libtorch's and better where c_in and taps
 /// differ (C_in 1, k 7, s 1: f 56 instead of 344).
-/// Compensated (tile_options::compensated): the groups' additions cost about 2 roundings however
-/// many there are, so f = products per group + 2 and groups are as short as the group structure
-/// allows, but at least k_min_compensated_products long (four FADDs per group end: at 16 products
-/// an eighth more instructions than the products' FMAs).
-constexpr int64_t k_min_compensated_products = 16;
-
-inline int64_t group_products_for(int64_t c_in, int64_t j0, bool compensated = false) {
+inline int64_t group_products_for(int64_t c_in, int64_t j0) {
   const int64_t slab = j0 * j0, t_max = slab * j0;
-  if (compensated) {
-    if (t_max >= k_min_compensated_products && j0 > 2) {  // slabs of whole d-planes inside a channel
-      const int64_t sl = ceil_div(k_min_compensated_products, slab);
-      return (sl >= j0 ? j0 : sl) * slab;
-    }
-    return min_i64(c_in, ceil_div(k_min_compensated_products, t_max)) * t_max;  // whole channels
-  }
   int64_t best_m = t_max, best_f = t_max + c_in;  // G = 1
   // Channel groups: the optimum lies near G = sqrt(c_in / t_max), f grows on both sides.
   int64_t hi = 2;
@@ -904,7 +809,7 @@ inline int64_t group_products_for(int64_t c_in, int64_t j0, bool compensated = f
 /// Throws std::invalid_argument when even one input channel does not fit in shared memory.
 inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_t depth, int64_t height,
                               int64_t width, int64_t k, int64_t s, int64_t p, std::size_t policy_bytes,
-                              bool force_generic, const char* model, const tile_options& opt = tile_options{}) {
+                              bool force_generic, const char* model) {
   geometry g{};
   const int64_t in[3] = {depth, height, width};
   for (int d = 0; d < 3; ++d) g.dim[d] = phase_dim{in[d], convt_output_size(in[d], k, s, p, 0), k, s, p};
@@ -913,12 +818,8 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
   g.c_out = c_out;
   g.j0 = g.dim[0].max_taps();
   g.n_phases = s * s * s;
-  g.w_sub = static_cast<int>(opt.w_sub);
-  g.by_outputs = opt.by_outputs ? 1 : 0;
-  const int64_t extent[3] = {k_tile_qd, k_tile_qh, k_tile_qw * opt.w_sub};
-  const int64_t pad = opt.by_outputs ? 1 : 0;
+  const int64_t extent[3] = {k_tile_qd, k_tile_qh, k_tile_qw};
   for (int d = 0; d < 3; ++d) g.n_tile[d] = ceil_div(g.dim[d].q_count(), extent[d]);
-  if (opt.by_outputs) g.n_tile[2] = ceil_div(g.dim[2].n_out, extent[2] * s);
   g.tiles_per_sample = g.n_tile[0] * g.n_tile[1] * g.n_tile[2];
   g.n_co_blocks = ceil_div(c_out, k_co_block);
   g.n_blocks = batch * g.tiles_per_sample * g.n_co_blocks;
@@ -926,7 +827,7 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
   g.wt_floats = g.n_co_blocks * g.wt_co_block_floats;
   g.xd = static_cast<int>(k_tile_qd + g.j0 - 1);
   g.xh = static_cast<int>(k_tile_qh + g.j0 - 1);
-  g.xw = static_cast<int>(k_tile_qw * opt.w_sub + g.j0 - 1 + pad);
+  g.xw = static_cast<int>(k_tile_qw + g.j0 - 1);
   g.x_plane = g.xh * g.xw;
   g.x_ci = g.xd * g.x_plane;
   // Per input channel: its x tile and the weights of the phase with the most taps (J0^3).
@@ -938,7 +839,7 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
   };
   g.ci_chunk = chunk_for(k_smem_two_per_sm_bytes);
   std::size_t budget = k_smem_two_per_sm_bytes;
-  if (g.ci_chunk < 1 || (opt.one_chunk_first && g.ci_chunk < c_in)) {
+  if (g.ci_chunk < 1) {
     g.ci_chunk = max_i64(g.ci_chunk, chunk_for(k_smem_max_bytes));
     budget = k_smem_max_bytes;
   }
@@ -959,14 +860,14 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
           static_cast<int64_t>(budget))
     g.w_buffers = 2;
   g.smem_conv_floats = static_cast<int>(x_floats + g.w_buffers * static_cast<int64_t>(g.w_buffer_floats));
-  g.variant = (!force_generic && opt.w_sub == 1 && (g.j0 == 1 || g.j0 == 2)) ? static_cast<int>(g.j0) : 0;
-  g.group_products = group_products_for(c_in, g.j0, opt.compensated);
+  g.variant = (!force_generic && (g.j0 == 1 || g.j0 == 2)) ? static_cast<int>(g.j0) : 0;
+  g.group_products = group_products_for(c_in, g.j0);
   return g;
 }
 
 // ---------------------------------------------------------------------------------------------
 // The block programs. Exec provides threads(f) (f(tid, thread_state&) for each thread of the
-// block) and sync() (a block barrier); Exec::state has members `acc`, `part` and `comp` (acc_tile).
+// block) and sync() (a block barrier); Exec::state has members `acc` and `part` (acc_tile).
 // ---------------------------------------------------------------------------------------------
 
 /// Arranges the weights W[ci][co][td][th][tw] for channel block `block / n_phases` and phase
@@ -998,19 +899,17 @@ FB_HOST_DEVICE void arrange_weights_block(Exec& ex, const geometry& g, const flo
 /// block when all input channels fit, kChunked = false; per chunk otherwise), accumulate, then hand
 /// the accumulators to the policy. Two instantiations rather than a run-time test, so that the
 /// one-chunk path (the default) never keeps accumulators live across a staging step: its register
-/// allocation is the tap loop's alone. With several w sub-tiles (g.w_sub) each phase runs them in
-/// turn, each accumulated and handed to the epilogue before the next (chunked: re-staged per
-/// sub-tile, since the accumulators of one sub-tile live across the chunks).
+/// allocation is the tap loop's alone.
 /// Policy: prologue(ex, bp, region) before the first barrier; phase_begin(tid, bp, pp, region)
 /// with the first staging of each phase (before its barrier: per-phase tables for the epilogue,
 /// double-buffered by the caller's choice since the previous phase's epilogue may still read);
-/// epilogue(tid, state, bp, pp, outputs, region) after each phase and sub-tile; phase_end(ex, bp,
-/// pp, region) after a phase's epilogues (it may use ex.sync(); the next phase's epilogue runs after
-/// the next staging barrier); finish(ex, bp, region) at the end (it may use ex.sync()). region: the
+/// epilogue(tid, state, bp, pp, outputs, region) after each phase; phase_end(ex, bp, pp, region)
+/// after a phase's epilogues (it may use ex.sync(); the next phase's epilogue runs after the next
+/// staging barrier); finish(ex, bp, region) at the end (it may use ex.sync()). region: the
 /// policy's shared memory, after the conv regions. A policy holds no per-block state of its own:
 /// what it needs comes with the calls (fewer registers live across the tap loops). centre: as for
-/// stage_x (null: x as it is). kPad: 1 for w tiles by outputs (tile_options::by_outputs).
-template <int kJ0, bool kChunked, int kPad = 0, bool kComp = false, class Exec, class Policy>
+/// stage_x (null: x as it is).
+template <int kJ0, bool kChunked, class Exec, class Policy>
 FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x, const float* centre, const float* wt,
                                     int64_t block, float* smem, const Policy& policy) {
   const block_pos bp = block_of(g, block);
@@ -1027,7 +926,7 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
   policy.prologue(ex, bp, region);
   if (!kChunked)
     ex.threads([&](int tid, typename Exec::state&) {
-      stage_x<kJ0, kPad>(g, bp, 0, tid, x, centre, xs);
+      stage_x<kJ0>(g, bp, 0, tid, x, centre, xs);
       if (prefetch) {
         const phase_pos p0 = phase_of(g, 0);
         if (p0.taps > 0) stage_w(g, bp, p0, 0, 0, tid, wt, weights_of(0));
@@ -1035,13 +934,6 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
       }
     });
   int64_t phase_offset = 0;
-  // Tiles of bases (kPad = 0, #15) have one w sub-tile and no shifts, known at compile time: the
-  // loops below then compile to the single-tile code (no registers for sub-tiles or shifts; with
-  // them at run time #15's 128-register kernels spilled).
-  const int n_sub = kPad ? g.w_sub : 1;
-  auto thread_at = [&](int tid, const phase_pos& pp, int u) {
-    return kPad ? thread_in(tid, w_shift(g, pp), u) : thread_of(tid);
-  };
   // Each phase's position is derived once (phase_of divides by s and by tap counts; three calls per
   // phase, for this phase and the next one's staging and tables, were ~13% of the #15 statistics
   // pass's stall samples on the H100) and handed on to the next iteration.
@@ -1051,42 +943,36 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
     if (ph + 1 < static_cast<int>(g.n_phases)) next = phase_after(g, pp);
     const int64_t n_chunks = kChunked ? g.n_ci_chunks : 1;
     float* ws = weights_of(ph);
-    for (int u = 0; u < n_sub; ++u) {
-      for (int64_t cc = 0; cc < n_chunks; ++cc) {
-        if (kChunked || u == 0) {
-          ex.threads([&](int tid, typename Exec::state&) {
-            if (!prefetch) {
-              if (kChunked) stage_x<kJ0, kPad>(g, bp, cc, tid, x, centre, xs);
-              if (pp.taps > 0) stage_w(g, bp, pp, phase_offset, cc, tid, wt, ws);
-              if (cc == 0 && u == 0) policy.phase_begin(tid, bp, pp, region);
-            }
-            copy_async_wait();
-          });
-          ex.sync();
-          if (prefetch && ph + 1 < static_cast<int>(g.n_phases))
-            ex.threads([&](int tid, typename Exec::state&) {
-              if (next.taps > 0) stage_w(g, bp, next, phase_offset + pp.taps * g.c_in * k_co_block, 0, tid, wt,
-                                         weights_of(ph + 1));
-            });
+    for (int64_t cc = 0; cc < n_chunks; ++cc) {
+      ex.threads([&](int tid, typename Exec::state&) {
+        if (!prefetch) {
+          if (kChunked) stage_x<kJ0>(g, bp, cc, tid, x, centre, xs);
+          if (pp.taps > 0) stage_w(g, bp, pp, phase_offset, cc, tid, wt, ws);
+          if (cc == 0) policy.phase_begin(tid, bp, pp, region);
         }
-        // A thread whose phase has no output (past the output's edge, or only padded channels)
-        // skips the tap loop: its accumulators are never used. Whole warps skip at the tile edges.
-        // The partial sum carries over between chunks only in the chunked path (one chunk: every
-        // group ends inside the call, so part is a temporary of the tap loop).
-        ex.threads([&](int tid, typename Exec::state& st) {
-          const thread_pos t = thread_at(tid, pp, u);
-          if (!has_outputs(g, bp, pp, t)) return;
-          acc_tile local;
-          accumulate<kJ0, kPad, kComp>(g, pp, cc, t, xs, ws, st.acc, kChunked ? st.part : local, st.comp);
-        });
-        // With one buffer the next stage overwrites the weights (and x when chunked); the last
-        // sub-tile's barrier also orders this phase's epilogue before the next phase's staging.
-        if (!prefetch && (kChunked || u + 1 == n_sub)) ex.sync();
-      }
-      ex.threads([&](int tid, typename Exec::state& st) {
-        policy.epilogue(tid, st, bp, pp, outputs_of(g, bp, pp, thread_at(tid, pp, u)), region);
+        copy_async_wait();
       });
+      ex.sync();
+      if (prefetch && ph + 1 < static_cast<int>(g.n_phases))
+        ex.threads([&](int tid, typename Exec::state&) {
+          if (next.taps > 0) stage_w(g, bp, next, phase_offset + pp.taps * g.c_in * k_co_block, 0, tid, wt,
+                                     weights_of(ph + 1));
+        });
+      // A thread whose phase has no output (past the output's edge, or only padded channels)
+      // skips the tap loop: its accumulators are never used. Whole warps skip at the tile edges.
+      // The partial sum carries over between chunks only in the chunked path (one chunk: every
+      // group ends inside the call, so part is a temporary of the tap loop).
+      ex.threads([&](int tid, typename Exec::state& st) {
+        const thread_pos t = thread_of(tid);
+        if (!has_outputs(g, bp, pp, t)) return;
+        acc_tile local;
+        accumulate<kJ0>(g, pp, cc, t, xs, ws, st.acc, kChunked ? st.part : local);
+      });
+      if (!prefetch) ex.sync();  // with one buffer the next stage overwrites the weights (and x when chunked)
     }
+    ex.threads([&](int tid, typename Exec::state& st) {
+      policy.epilogue(tid, st, bp, pp, outputs_of(g, bp, pp, thread_of(tid)), region);
+    });
     if (prefetch && ph + 1 < static_cast<int>(g.n_phases))
       ex.threads([&](int tid, typename Exec::state&) { policy.phase_begin(tid, bp, next, region); });
     policy.phase_end(ex, bp, pp, region);
@@ -1106,7 +992,7 @@ namespace fb::fused::convt3d_tile {
 template <int kThreads = k_threads>
 struct host_exec_n {
   struct state {
-    acc_tile acc, part, comp;
+    acc_tile acc, part;
   };
   std::vector<state> states = std::vector<state>(kThreads);
   template <class F>

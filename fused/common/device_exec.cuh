@@ -20,7 +20,7 @@ namespace fb::fused::device {
 /// The GPU executor of a block program: this thread runs its share, barriers are __syncthreads.
 struct device_exec {
   struct state {
-    convt3d_tile::acc_tile acc, part, comp;  // comp: only conv_tile_block<..., kComp = true> uses it
+    convt3d_tile::acc_tile acc, part;
   };
   state st;
   template <class F>
