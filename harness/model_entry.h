@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/arithmetic_unit.h"
 #include "harness/config_schema.h"
 #include "harness/inputs.h"
 #include "reference/common.h"
@@ -75,6 +76,7 @@ struct implementation {
 struct work_estimate {
   double bytes = 0;  ///< bytes that must cross device memory [bytes]
   double flops = 0;  ///< floating-point operations [FLOP]
+  arithmetic_unit unit = arithmetic_unit::fp32_fma;  ///< what the flops run on
 };
 
 /// A named config of a timing sweep.

@@ -75,6 +75,7 @@ TEST(bench, cpu_flow_verifies_times_and_records_failures) {
   EXPECT_EQ(r.environment.device, "cpu");
   EXPECT_GT(r.environment.measured_bandwidth, 0.0);
   EXPECT_GT(r.environment.measured_fp32_peak, 0.0);
+  EXPECT_GT(r.environment.measured_fp64_mma_peak, 0.0);
   EXPECT_FALSE(r.environment.git_commit.empty());
   EXPECT_FALSE(r.environment.libtorch.empty());
   EXPECT_FALSE(r.environment.date.empty());

@@ -38,11 +38,11 @@ def strip(d):
         for r in d["rows"]: r.pop("seconds")
         for c in d["cases"]: c.pop("seconds")
     else:
-        for k in ("date", "hostname", "measured_bandwidth", "measured_fp32_peak"): d["environment"].pop(k)
+        for k in ("date", "hostname", "measured_bandwidth", "measured_fp32_peak", "measured_fp64_mma_peak"): d["environment"].pop(k)
         for c in d["cases"]:
             c["stats"] = c["stats"] is not None  # timed or not; the samples are measurements
             if c["floor"] is not None:
-                c["floor"] = {k: c["floor"][k] for k in ("bytes", "flops")}
+                c["floor"] = {k: c["floor"][k] for k in ("bytes", "flops", "flop_unit")}
     return d
 a, b = strip(a), strip(b)
 if a == b: sys.exit(0)

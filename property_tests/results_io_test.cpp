@@ -85,6 +85,7 @@ case_result sample_case(int i, std::size_t samples = 12) {
   for (std::size_t k = 0; k < samples; ++k) s.push_back(1e-3 * (1.0 + 0.001 * static_cast<double>((k * 7 + i) % 13)));
   c.stats = summarize_samples(std::move(s));
   c.floor = make_floor_estimate(1e9, 1e9, 4e12, 6e13, c.stats->median);
+  c.floor->flop_unit = i % 2 == 0 ? "fp64_mma" : "fp32_fma";
   return c;
 }
 
@@ -96,6 +97,7 @@ TEST(results_io, round_trip_keeps_every_field) {
   r.environment.l2_bytes = 52428800;
   r.environment.measured_bandwidth = 3.0e12;
   r.environment.measured_fp32_peak = std::nan("");
+  r.environment.measured_fp64_mma_peak = 5.9e13;
   r.environment.seed = 0xffff'ffff'ffff'fff0ULL;  // beyond int64: must stay unsigned
   r.cases.push_back(sample_case(0));
   case_result failing = sample_case(1);
@@ -110,6 +112,7 @@ TEST(results_io, round_trip_keeps_every_field) {
   EXPECT_EQ(back.environment.l2_bytes, 52428800);
   EXPECT_EQ(back.environment.seed, r.environment.seed);
   EXPECT_TRUE(std::isnan(back.environment.measured_fp32_peak));
+  EXPECT_EQ(back.environment.measured_fp64_mma_peak, 5.9e13);
   ASSERT_EQ(back.cases.size(), 2u);
   const case_result& c = back.cases[0];
   EXPECT_EQ(c.config, r.cases[0].config);
@@ -120,6 +123,7 @@ TEST(results_io, round_trip_keeps_every_field) {
   EXPECT_EQ(c.stats->samples, r.cases[0].stats->samples);  // bit-exact: shortest round-trip doubles
   EXPECT_EQ(c.stats->median, r.cases[0].stats->median);
   EXPECT_EQ(c.floor->floor_seconds, r.cases[0].floor->floor_seconds);
+  EXPECT_EQ(c.floor->flop_unit, r.cases[0].floor->flop_unit);
   EXPECT_EQ(back.cases[1].outcome, outcome::incorrect);
   EXPECT_EQ(back.cases[1].message, "values: max abs error 3e-3");
   EXPECT_FALSE(back.cases[1].stats.has_value());
@@ -199,6 +203,10 @@ TEST(results_io, missing_and_mistyped_fields_name_their_path) {
   doc = good;
   doc["environment"].erase("gpu_name");
   EXPECT_NE(load_error(p, doc.dump()).find("field environment.gpu_name is missing"), std::string::npos);
+  doc = good;
+  doc["cases"][2]["floor"]["flop_unit"] = "tf32";
+  EXPECT_NE(load_error(p, doc.dump()).find("field cases[2].floor.flop_unit is \"tf32\", expected \"fp32_fma\" or \"fp64_mma\""),
+            std::string::npos);
   doc = good;
   doc["cases"][2]["floor"] = 3;
   EXPECT_NE(load_error(p, doc.dump()).find("field cases[2].floor has type number, expected an object"),

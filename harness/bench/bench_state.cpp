@@ -10,7 +10,9 @@ void bench_state::skip(std::string reason) {
 
 std::optional<floor_estimate> bench_state::get_floor(double bandwidth, double peak, double median) const {
   if (m_memory_bytes <= 0.0 && m_flops <= 0.0) return std::nullopt;
-  return make_floor_estimate(m_memory_bytes, m_flops, bandwidth, peak, median);
+  floor_estimate f = make_floor_estimate(m_memory_bytes, m_flops, bandwidth, peak, median);
+  f.flop_unit = arithmetic_unit_name(m_unit);
+  return f;
 }
 
 }  // namespace fb::bench

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "harness/arithmetic_unit.h"
 #include "harness/bench/repetition_policy.h"
 #include "harness/results/results.h"
 
@@ -23,8 +24,11 @@ class bench_state {
   void add_global_memory_bytes(double bytes) { m_memory_bytes += bytes; }
   /// Minimal arithmetic of the fused algorithm; an FMA counts 2 [FLOP].
   void add_flops(double n) { m_flops += n; }
-  /// Roofline floor from the counters, the device's measured bandwidth [bytes/s] and peak [FLOP/s],
-  /// and the case's median [seconds]; nullopt when nothing was counted.
+  /// The units that arithmetic runs on (whose peak the floor divides by).
+  void set_arithmetic_unit(arithmetic_unit u) { m_unit = u; }
+  [[nodiscard]] arithmetic_unit get_arithmetic_unit() const { return m_unit; }
+  /// Roofline floor from the counters, the device's measured bandwidth [bytes/s] and the peak of the
+  /// arithmetic unit [FLOP/s], and the case's median [seconds]; nullopt when nothing was counted.
   [[nodiscard]] std::optional<floor_estimate> get_floor(double bandwidth, double peak, double median) const;
 
   /// Rotated input sets the config is timed with [count].
@@ -48,6 +52,7 @@ class bench_state {
   double m_element_count = 0.0;
   double m_memory_bytes = 0.0;
   double m_flops = 0.0;
+  arithmetic_unit m_unit = arithmetic_unit::fp32_fma;
   int m_input_sets = 1;
   repetition_policy m_policy;
   bool m_skipped = false;

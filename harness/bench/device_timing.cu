@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fused/common/cuda_check.h"
+#include "fused/common/mma_f64.cuh"
 
 namespace fb::bench {
 namespace {
@@ -63,6 +64,74 @@ __global__ void fma_kernel(float* out, int iterations, float multiplier, float a
   for (int c = 0; c < fma_chains; ++c) sum += acc[c];
   // One store per thread keeps the chains alive; its cost is nothing next to the FMAs.
   out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+constexpr int mma_chains = 4;  // independent accumulator tiles per warp: the MMA's latency hidden
+
+// Each warp runs mma_chains independent chains of mma.sync m16n8k16 f64 (D = A B + D) from
+// registers: the fp64 tensor cores' rate without memory in the way. A and B change slowly (a
+// multiplier below 1) so that the compiler cannot hoist anything. sm_90 only (the instruction
+// does not exist before); elsewhere the kernel does no MMAs and the rate is not measured. Six blocks
+// of 4 warps per SM (74 registers, no spills; 8 would spill): 96 MMA chains per SM, so that the
+// measured peak is the units' own (one below it would flag fast, correct kernels IMPOSSIBLE).
+__global__ void __launch_bounds__(128, 6) dmma_kernel(double* out, int iterations) {
+  double a[1][fb::fused::mma::k_a_regs], b[1][fb::fused::mma::k_b_regs], d[mma_chains][1][fb::fused::mma::k_c_regs];
+#pragma unroll
+  for (int v = 0; v < fb::fused::mma::k_a_regs; ++v) a[0][v] = 1e-3 * (threadIdx.x + v);
+#pragma unroll
+  for (int v = 0; v < fb::fused::mma::k_b_regs; ++v) b[0][v] = 0.5 - 1e-3 * v;
+#pragma unroll
+  for (int c = 0; c < mma_chains; ++c)
+#pragma unroll
+    for (int v = 0; v < fb::fused::mma::k_c_regs; ++v) d[c][0][v] = c + v;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const fb::fused::mma::device_lane lane{static_cast<int>(threadIdx.x % 32)};
+#pragma unroll 4
+  for (int i = 0; i < iterations; ++i) {
+#pragma unroll
+    for (int c = 0; c < mma_chains; ++c) lane.mma(d[c], a, b);
+  }
+#endif
+  double sum = 0.0;
+#pragma unroll
+  for (int c = 0; c < mma_chains; ++c)
+#pragma unroll
+    for (int v = 0; v < fb::fused::mma::k_c_regs; ++v) sum += d[c][0][v];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+/// Runs `launch(iterations)` with the iteration count grown until one launch lasts ~20 ms (launch
+/// overhead and clock ramp-up then negligible); returns the median of timed_runs rates of
+/// flop_per_iteration * iterations / seconds [FLOP/s].
+template <class Launch>
+double calibrated_rate(fused::stream_t stream, double flop_per_iteration, Launch launch) {
+  cuda_timer timer;
+  const auto run = [&](int iterations) {
+    timer.start(stream);
+    launch(iterations);
+    FB_CUDA_CHECK(cudaGetLastError());
+    timer.stop(stream);
+    return timer.get_elapsed();
+  };
+  int iterations = 1024;
+  double seconds = run(iterations);
+  while (seconds < 0.02 && iterations < (1 << 24)) {
+    const double scale = std::clamp(0.02 / std::max(seconds, 1e-6), 2.0, 64.0);
+    iterations = static_cast<int>(std::min<double>(iterations * scale, 1 << 24));
+    seconds = run(iterations);
+  }
+  std::vector<double> rates;
+  for (int i = 0; i < timed_runs; ++i) rates.push_back(flop_per_iteration * iterations / run(iterations));
+  return median_of(std::move(rates));
+}
+
+/// Blocks of `threads` threads for exactly one full wave of `kernel` (no tail effect).
+int one_wave(const void* kernel, int threads) {
+  int sm_count = 0;
+  FB_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, current_device()));
+  int blocks_per_sm = 0;
+  FB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, threads, 0));
+  return sm_count * std::max(blocks_per_sm, 1);
 }
 
 }  // namespace
@@ -270,38 +339,38 @@ double measure_read_bandwidth(fused::stream_t stream) {
 }
 
 double measure_fp32_peak(fused::stream_t stream) {
-  const int device = current_device();
-  int sm_count = 0;
-  FB_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
   constexpr int threads = 256;
-  int blocks_per_sm = 0;
-  FB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, fma_kernel, threads, 0));
-  const int blocks = sm_count * std::max(blocks_per_sm, 1);  // exactly one full wave: no tail effect
+  const int blocks = one_wave(reinterpret_cast<const void*>(fma_kernel), threads);
   float* out = nullptr;
   FB_CUDA_CHECK(cudaMalloc(&out, static_cast<std::size_t>(blocks) * threads * sizeof(float)));
   try {
-    cuda_timer timer;
-    const auto run = [&](int iterations) {
-      timer.start(stream);
+    const double rate = calibrated_rate(stream, 2.0 * fma_chains * blocks * threads, [&](int iterations) {
       fma_kernel<<<blocks, threads, 0, stream>>>(out, iterations, 0.999999f, 1e-7f);
-      FB_CUDA_CHECK(cudaGetLastError());
-      timer.stop(stream);
-      return timer.get_elapsed();
-    };
-    // Calibrate: grow the iteration count until one launch lasts ~20 ms, so launch overhead and
-    // clock ramp-up are negligible.
-    int iterations = 1024;
-    double seconds = run(iterations);
-    while (seconds < 0.02 && iterations < (1 << 24)) {
-      const double scale = std::clamp(0.02 / std::max(seconds, 1e-6), 2.0, 64.0);
-      iterations = static_cast<int>(std::min<double>(iterations * scale, 1 << 24));
-      seconds = run(iterations);
-    }
-    const double flop = 2.0 * fma_chains * static_cast<double>(iterations) * blocks * threads;
-    std::vector<double> rates;
-    for (int i = 0; i < timed_runs; ++i) rates.push_back(flop / run(iterations));
+    });
     FB_CUDA_CHECK(cudaFree(out));
-    return median_of(std::move(rates));
+    return rate;
+  } catch (...) {
+    (void)cudaFree(out);
+    throw;
+  }
+}
+
+double measure_fp64_mma_peak(fused::stream_t stream) {
+  int major = 0;
+  FB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, current_device()));
+  if (major < 9) return 0.0;  // no m16n8k16 f64 before sm_90
+  constexpr int threads = 128;
+  const int blocks = one_wave(reinterpret_cast<const void*>(dmma_kernel), threads);
+  double* out = nullptr;
+  FB_CUDA_CHECK(cudaMalloc(&out, static_cast<std::size_t>(blocks) * threads * sizeof(double)));
+  try {
+    const double warps = static_cast<double>(blocks) * threads / 32;
+    const double flop_per_mma = 2.0 * fb::fused::mma::k_m * fb::fused::mma::k_n * fb::fused::mma::k_k;
+    const double rate = calibrated_rate(stream, flop_per_mma * mma_chains * warps, [&](int iterations) {
+      dmma_kernel<<<blocks, threads, 0, stream>>>(out, iterations);
+    });
+    FB_CUDA_CHECK(cudaFree(out));
+    return rate;
   } catch (...) {
     (void)cudaFree(out);
     throw;

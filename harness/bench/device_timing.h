@@ -112,4 +112,9 @@ struct device_info {
 /// 2 FLOP per FMA [FLOP/s].
 [[nodiscard]] double measure_fp32_peak(fused::stream_t stream = nullptr);
 
+/// fp64 MMA peak of the current device: warps of independent mma.sync m16n8k16 f64 chains from
+/// registers at full occupancy, calibrated like measure_fp32_peak, 2 FLOP per multiply-add
+/// [FLOP/s]. 0 on devices before sm_90 (no such instruction).
+[[nodiscard]] double measure_fp64_mma_peak(fused::stream_t stream = nullptr);
+
 }  // namespace fb::bench

@@ -181,6 +181,7 @@ std::optional<case_plan> plan_case(run_context& ctx, const bench_point& point) {
     const work_estimate work = model.fused_work(plan.config);
     state.add_global_memory_bytes(work.bytes);
     state.add_flops(work.flops);
+    state.set_arithmetic_unit(work.unit);
   }
   state.set_repetition_policy(settings.policy);
 
@@ -357,7 +358,9 @@ void time_fused(run_context& ctx, const case_plan& plan, const std::vector<model
       row.stats.reset();  // the time of a wrong answer is never a result
       return;
     }
-    row.floor = plan.state.get_floor(ctx.calibration.bandwidth, ctx.calibration.fp32_peak, row.stats->median);
+    const double peak = plan.state.get_arithmetic_unit() == arithmetic_unit::fp64_mma ? ctx.calibration.fp64_mma_peak
+                                                                                       : ctx.calibration.fp32_peak;
+    row.floor = plan.state.get_floor(ctx.calibration.bandwidth, peak, row.stats->median);
   } catch (const bench_interrupted&) {
     throw;
   } catch (const std::exception& e) {
@@ -550,7 +553,7 @@ namespace {
 /// The case loop, once the writer exists: everything whose failure must leave the file marked.
 void run_points(const std::vector<bench_point>& points, const bench_settings& settings, run_environment env,
                 results_writer& writer, bench_summary& summary, std::ostream& log) {
-  fmt::print(log, "bench: {} config(s), {} case(s) on {}; measuring bandwidth and FP32 peak\n", points.size(),
+  fmt::print(log, "bench: {} config(s), {} case(s) on {}; measuring bandwidth, FP32 and fp64 MMA peaks\n", points.size(),
              summary.planned, settings.device == device_kind::cuda ? env.gpu_name : std::string("cpu"));
   for (const bench_point& p : points)
     if (!p.merged_labels.empty())
@@ -562,10 +565,13 @@ void run_points(const std::vector<bench_point>& points, const bench_settings& se
                                                               : calibrate(settings.device);
   env.measured_bandwidth = calibration.bandwidth;
   env.measured_fp32_peak = calibration.fp32_peak;
+  env.measured_fp64_mma_peak = calibration.fp64_mma_peak;
   writer.set_environment(env);
-  fmt::print(log, "bench: bandwidth {:.1f} GB/s (copy {:.1f}, read {:.1f}; the floor takes the larger), FP32 peak {:.1f} GFLOP/s\n",
+  fmt::print(log,
+             "bench: bandwidth {:.1f} GB/s (copy {:.1f}, read {:.1f}; the floor takes the larger), FP32 peak {:.1f} "
+             "GFLOP/s, fp64 MMA peak {:.1f} GFLOP/s\n",
              calibration.bandwidth * 1e-9, calibration.copy_bandwidth * 1e-9, calibration.read_bandwidth * 1e-9,
-             calibration.fp32_peak * 1e-9);
+             calibration.fp32_peak * 1e-9, calibration.fp64_mma_peak * 1e-9);
 
   call_timer timer(settings.device);
   const auto steady = [] {

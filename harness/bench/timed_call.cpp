@@ -97,15 +97,15 @@ double measure_host_bandwidth() {
   return best_of(rates) * hardware_threads();
 }
 
-/// Independent multiply-add chains (vectorised by the compiler), 2 FLOP each; kFma: as fused
+/// Independent multiply-add chains of T (vectorised by the compiler), 2 FLOP each; kFma: as fused
 /// multiply-adds (std::fma, one instruction where the caller's target has FMA).
-template <bool kFma>
-double fp32_chain_rate() {
+template <class T, bool kFma>
+double chain_rate() {
   constexpr int chains = 64;
-  float acc[chains];
-  volatile float vm = 0.999999f, va = 1e-7f;  // volatile: the compiler cannot fold the chains
-  const float m = vm, a = va;
-  for (int j = 0; j < chains; ++j) acc[j] = static_cast<float>(j);
+  T acc[chains];
+  volatile T vm = static_cast<T>(0.999999), va = static_cast<T>(1e-7);  // volatile: the compiler cannot fold the chains
+  const T m = vm, a = va;
+  for (int j = 0; j < chains; ++j) acc[j] = static_cast<T>(j);
   const auto run = [&](long iterations) {
     const auto t0 = std::chrono::steady_clock::now();
     for (long i = 0; i < iterations; ++i)
@@ -116,23 +116,32 @@ double fp32_chain_rate() {
   while (run(iterations) < 2e-3 && iterations < (1L << 30)) iterations *= 4;
   std::vector<double> rates;
   for (int r = 0; r < 5; ++r) rates.push_back(2.0 * chains * static_cast<double>(iterations) / run(iterations));
-  volatile float sink = 0;
-  for (float x : acc) sink = sink + x;
+  volatile T sink = 0;
+  for (T x : acc) sink = sink + x;
   return best_of(rates);
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 // The fused host executors run FMA clones of their loops on CPUs with FMA (one instruction per
 // multiply-add, twice the portable rate), so the peak is measured the same way there.
-__attribute__((target("avx2,fma"), flatten)) double fp32_chain_rate_fma() { return fp32_chain_rate<true>(); }
+__attribute__((target("avx2,fma"), flatten)) double fp32_chain_rate_fma() { return chain_rate<float, true>(); }
+__attribute__((target("avx2,fma"), flatten)) double fp64_chain_rate_fma() { return chain_rate<double, true>(); }
 #endif
 
-/// The best multiply-add rate of one core (with FMA where the CPU has it), times the hardware threads.
+/// The best fp32 multiply-add rate of one core (with FMA where the CPU has it), times the hardware threads.
 double measure_host_fp32_peak() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return fp32_chain_rate_fma() * hardware_threads();
 #endif
-  return fp32_chain_rate<false>() * hardware_threads();
+  return chain_rate<float, false>() * hardware_threads();
+}
+
+/// The same in fp64: the host executors' emulated fp64 MMA is fp64 FMAs.
+double measure_host_fp64_peak() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return fp64_chain_rate_fma() * hardware_threads();
+#endif
+  return chain_rate<double, false>() * hardware_threads();
 }
 
 /// Swallows Google Benchmark's console output (the progress line is ours) and keeps what it measured,
@@ -191,6 +200,7 @@ device_calibration calibrate(device_kind device) {
   if (device == device_kind::cpu) {
     c.copy_bandwidth = c.read_bandwidth = c.bandwidth = measure_host_bandwidth();
     c.fp32_peak = measure_host_fp32_peak();
+    c.fp64_mma_peak = measure_host_fp64_peak();
     return c;
   }
 #if FUSEBENCH_BENCH_DEVICE
@@ -199,6 +209,7 @@ device_calibration calibrate(device_kind device) {
   c.read_bandwidth = measure_read_bandwidth(stream);
   c.bandwidth = std::max(c.copy_bandwidth, c.read_bandwidth);  // a floor must be unbeatable
   c.fp32_peak = measure_fp32_peak(stream);
+  c.fp64_mma_peak = measure_fp64_mma_peak(stream);
   return c;
 #else
   throw std::runtime_error("calibrate: this build has no CUDA timing blocks");

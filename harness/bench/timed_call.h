@@ -41,12 +41,14 @@ class call_timer {
 struct device_calibration {
   double bandwidth = 0.0;       ///< the floor's: the larger of copy_bandwidth and read_bandwidth [bytes/s]
   double fp32_peak = 0.0;  ///< FP32 arithmetic [FLOP/s]
+  double fp64_mma_peak = 0.0;   ///< fp64 MMA on the GPU's tensor cores; fp64 FMA on the CPU [FLOP/s]
   double copy_bandwidth = 0.0;  ///< device-to-device copy, read + written [bytes/s]
   double read_bandwidth = 0.0;  ///< read only (CUDA; equal to copy_bandwidth on the CPU) [bytes/s]
 };
 
 /// Measures the device once, at the start of a run. CUDA: a 2 x 1 GiB device copy, a 1 GiB read and
-/// a calibrated FMA kernel (device_timing.h); the floor's bandwidth is the larger of copy and read. CPU: a cache-resident memcpy and an FMA-like loop, each times the
+/// calibrated FMA and fp64 MMA kernels (device_timing.h); the floor's bandwidth is the larger of copy
+/// and read. CPU: a cache-resident memcpy and FMA-like loops (fp32, fp64), each times the
 /// hardware threads, i.e. deliberately generous (a low floor): CPU runs are a smoke test of the flow,
 /// and a floor is only useful if no correct implementation can beat it.
 [[nodiscard]] device_calibration calibrate(device_kind device);

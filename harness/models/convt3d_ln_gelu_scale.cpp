@@ -87,10 +87,11 @@ model_entry convt3d_ln_gelu_scale() {
 #endif
   // The floor of the fused algorithm. Bytes: x read once, weights and gamma, beta read, the output
   // written once (nothing else of output size moves). FLOPs: 2 per valid-tap MAC (B*C_in*C_out
-  // times the valid (input, tap) pairs of each dimension), one pass over the convolution.
+  // times the valid (input, tap) pairs of each dimension), one pass over the convolution, on the
+  // fp64 tensor cores (fused/common/convt3d_mma_tile.cuh): divided by their measured peak.
   m.fused_work = [](const config& c) {
     const convt3d_floor_sizes s = convt3d_floor(c, model::conv_output_shape(c));
-    return work_estimate{4.0 * (s.x + s.w + 3.0 * c.out_channels + s.out), 2.0 * s.macs};
+    return work_estimate{4.0 * (s.x + s.w + 3.0 * c.out_channels + s.out), 2.0 * s.macs, arithmetic_unit::fp64_mma};
   };
   m.sweep_variants = [](const config& base) {
     // batch x2: a 2.1 GB output, so output byte offsets pass 2^31 (issue 11 asks for it).

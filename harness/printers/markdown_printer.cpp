@@ -214,6 +214,7 @@ void print_environment(std::ostream& out, const run_environment& env) {
   t.add_row({"host", text(env.hostname)});
   t.add_row({"measured bandwidth (max of copy and read)", d::format_rate(env.measured_bandwidth, "B/s")});
   t.add_row({"measured FP32 peak (FMA)", d::format_rate(env.measured_fp32_peak, "FLOP/s")});
+  t.add_row({"measured fp64 MMA peak (tensor cores; CPU: fp64 FMA)", d::format_rate(env.measured_fp64_mma_peak, "FLOP/s")});
   t.add_row({"sweep", text(env.sweep)});
   t.add_row({"seed", std::to_string(env.seed)});
   t.add_row({"tolerances (atol, rtol)", std::isfinite(env.atol) && std::isfinite(env.rtol)

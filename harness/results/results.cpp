@@ -37,6 +37,7 @@ json to_json(const run_environment& env) {
               {"hostname", env.hostname},
               {"measured_bandwidth", number_or_null(env.measured_bandwidth)},
               {"measured_fp32_peak", number_or_null(env.measured_fp32_peak)},
+              {"measured_fp64_mma_peak", number_or_null(env.measured_fp64_mma_peak)},
               {"sweep", env.sweep},
               {"seed", env.seed},
               {"atol", number_or_null(env.atol)},
@@ -58,6 +59,7 @@ json to_json(const floor_estimate& f) {
   return json{{"bytes", number_or_null(f.bytes)},
               {"flops", number_or_null(f.flops)},
               {"floor_seconds", number_or_null(f.floor_seconds)},
+              {"flop_unit", f.flop_unit},
               {"percent_of_floor", number_or_null(f.percent_of_floor)},
               {"impossible", f.impossible}};
 }
@@ -184,6 +186,8 @@ run_environment environment_from_json(const field_reader& r, const json& j, cons
   env.hostname = r.get_string(j, p, "hostname");
   env.measured_bandwidth = r.get_number(j, p, "measured_bandwidth");
   env.measured_fp32_peak = r.get_number(j, p, "measured_fp32_peak");
+  // Optional: files written before the fp64 MMA peak was measured.
+  if (j.contains("measured_fp64_mma_peak")) env.measured_fp64_mma_peak = r.get_number(j, p, "measured_fp64_mma_peak");
   env.sweep = r.get_string(j, p, "sweep");
   env.seed = r.get_unsigned(j, p, "seed");
   if (version >= 2) {
@@ -236,6 +240,13 @@ floor_estimate floor_from_json(const field_reader& r, const json& j, const std::
   f.bytes = r.get_number(j, p, "bytes");
   f.flops = r.get_number(j, p, "flops");
   f.floor_seconds = r.get_number(j, p, "floor_seconds");
+  // Optional: files written before the floor named its unit divided by the FP32 peak.
+  if (j.contains("flop_unit")) {
+    f.flop_unit = r.get_string(j, p, "flop_unit");
+    if (f.flop_unit != "fp32_fma" && f.flop_unit != "fp64_mma")
+      r.fail(fmt::format("field {} is \"{}\", expected \"fp32_fma\" or \"fp64_mma\"", field_reader::join(p, "flop_unit"),
+                         f.flop_unit));
+  }
   f.percent_of_floor = r.get_number(j, p, "percent_of_floor");
   f.impossible = r.get_bool(j, p, "impossible");
   return f;

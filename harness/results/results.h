@@ -43,6 +43,9 @@ struct run_environment {
   std::string hostname;             ///< machine that measured
   double measured_bandwidth = 0.0;  ///< the floor's: max(copy read + written, read only) [bytes/s]
   double measured_fp32_peak = 0.0;  ///< calibrated FMA kernel [FLOP/s]
+  /// calibrated fp64 MMA kernel (mma.sync m16n8k16 f64; on the CPU fp64 FMAs); 0 in files written
+  /// before it was measured [FLOP/s]
+  double measured_fp64_mma_peak = 0.0;
   std::string sweep;                ///< name of the config sweep that was run, e.g. "default" or "batch"
   std::uint64_t seed = 0;           ///< seed of inputs and parameters
   double atol = std::numeric_limits<double>::quiet_NaN();  ///< absolute tolerance of the verification; NaN: unknown
@@ -78,6 +81,7 @@ struct floor_estimate {
   double bytes = 0.0;             ///< minimal global-memory traffic of the fused algorithm [bytes]
   double flops = 0.0;             ///< minimal arithmetic of the fused algorithm [FLOP]
   double floor_seconds = 0.0;     ///< max(bytes / bandwidth, flops / peak) [seconds]
+  std::string flop_unit = "fp32_fma";  ///< whose peak the flops were divided by: "fp32_fma" or "fp64_mma"
   double percent_of_floor = 0.0;  ///< floor_seconds / median * 100; 100 means at the floor [%]
   bool impossible = false;        ///< median < floor_seconds: the timing or the floor is wrong
 };
