@@ -18,8 +18,9 @@ namespace {
 
 namespace lgs = fb::fused::convt3d_ln_gelu_scale;
 
-// Nominal FP32 SIMT peak of an H100 SXM (132 SMs x 128 lanes x 2 x 1.98 GHz) for the FLOP floor.
-constexpr double k_fp32_peak_flops = 67e12;
+// Nominal fp64 tensor-core peak of an H100 SXM, the units #34's convolution runs on (mma.sync
+// m16n8k16 f64), for the FLOP floor (the bench measures it: environment.measured_fp64_mma_peak).
+constexpr double k_fp64_mma_peak_flops = 67e12;
 
 std::string describe(const lgs::problem& p, bool bias, dist d) {
   char buf[256];
@@ -67,15 +68,15 @@ bool run_case(const lgs::problem& p, bool bias, dist d, rng_t& rng, bool graph, 
   if (bench) {
     // The whole call after a clean L2 flush, beside the floor: output written once plus x and
     // weights read, at the bandwidth of a plain read of an output-sized buffer, and 2 FLOPs per
-    // valid-tap MAC at the nominal FP32 peak (one pass over the convolution).
+    // valid-tap MAC at the nominal fp64 MMA peak (one pass over the convolution).
     const double bytes = 4.0 * (static_cast<double>(n) + static_cast<double>(x.size() + w.size()));
     const double us = median_us([&] { c.launch(stream); }, stream, 20);
     const double read_out_us = read_us(out.data(), static_cast<std::size_t>(n) * sizeof(float), stream);
     const double bw = 4.0 * static_cast<double>(n) / (read_out_us * 1e-6);
     const double floor_bytes_us = bytes / bw * 1e6;
-    const double floor_flops_us = 2.0 * macs / k_fp32_peak_flops * 1e6;
+    const double floor_flops_us = 2.0 * macs / k_fp64_mma_peak_flops * 1e6;
     std::printf(
-        "BENCH %s: %.1f us; floor %.1f us (bytes %.1f us at %.0f GB/s read, FLOPs %.1f us at 67 TFLOP/s: "
+        "BENCH %s: %.1f us; floor %.1f us (bytes %.1f us at %.0f GB/s read, FLOPs %.1f us at 67 TFLOP/s fp64 MMA: "
         "%.2e valid-tap MACs); %.2f x floor\n",
         c.name.c_str(), us, std::max(floor_bytes_us, floor_flops_us), floor_bytes_us, bw * 1e-9, floor_flops_us, macs,
         us / std::max(floor_bytes_us, floor_flops_us));
