@@ -24,6 +24,9 @@
 // A (g, t), B (t, g), C (g, 2t) (g, 2t+1); g = lane / 4, t = lane % 4). A self-check on small
 // integers (exact in every scheme) runs first; the program exits 1 if any layout is wrong.
 //
+// ORDER lines (2026-11-25, fifth session): whether one m16n8k16 f64 MMA adds like the host
+// emulation of fused/common/mma_f64.cuh (fp64 FMAs over k from C), bitwise.
+//
 // Build: probes/tc_precision/build.sh (build/probe/tc_precision_bench). Run on the GPU host.
 #include <cuda_runtime.h>
 
@@ -35,6 +38,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fused/common/mma_f64.cuh"
 #include "tc_common.cuh"
 
 __device__ __forceinline__ void mma_f64(double (&d)[2], double a, double b) {
@@ -313,6 +317,84 @@ struct scheme_result {
   std::vector<float> out;
 };
 
+// ---------------------------------------------------------------------------------------------
+// ORDER: how m16n8k16 f64 adds. One MMA per warp tile on fp64 operands with all 53 bits used and
+// C != 0, D written in fp64; on the host, fused/common/mma_f64.cuh's emulation (what #34's host
+// executor runs: a chain of fp64 FMAs from C over k = 0..15) and a single rounding of the long
+// double sum. If the first matches bitwise, #34's host executor and kernel agree bitwise on y too.
+// ---------------------------------------------------------------------------------------------
+__global__ void dmma_order_kernel(const double* A, const double* B, const double* C, double* D) {
+  namespace mma = fb::fused::mma;
+  const int tile = blockIdx.x, lane = threadIdx.x;
+  const double* a = A + static_cast<size_t>(tile) * 16 * 16;
+  const double* b = B + static_cast<size_t>(tile) * 16 * 8;
+  const double* c = C + static_cast<size_t>(tile) * 16 * 8;
+  double af[1][mma::k_a_regs], bf[1][mma::k_b_regs], df[1][mma::k_c_regs];
+  for (int v = 0; v < mma::k_a_regs; ++v) af[0][v] = a[mma::a_row(lane, v) * 16 + mma::a_col(lane, v)];
+  for (int v = 0; v < mma::k_b_regs; ++v) bf[0][v] = b[mma::b_row(lane, v) * 8 + mma::b_col(lane, v)];
+  for (int v = 0; v < mma::k_c_regs; ++v) df[0][v] = c[mma::c_row(lane, v) * 8 + mma::c_col(lane, v)];
+  mma::device_lane{lane}.mma(df, af, bf);
+  for (int v = 0; v < mma::k_c_regs; ++v) D[static_cast<size_t>(tile) * 128 + mma::c_row(lane, v) * 8 + mma::c_col(lane, v)] = df[0][v];
+}
+
+/// Prints the ORDER lines for operands drawn as `kind` ("fp64": full 53-bit values of mixed sizes;
+/// "fp32 products": fp32 values, exact products, as #34). Returns the elements that differ from the
+/// FMA-chain emulation.
+size_t order_check(rng_t& rng, bool fp32_operands, int tiles) {
+  namespace mma = fb::fused::mma;
+  std::vector<double> A(static_cast<size_t>(tiles) * 256), B(static_cast<size_t>(tiles) * 128),
+      C(static_cast<size_t>(tiles) * 128), D(C.size());
+  auto draw = [&] {
+    const double v = (2 * rng.u01() - 1) * std::ldexp(1.0, static_cast<int>(rng.next() % 16) - 8);
+    return fp32_operands ? static_cast<double>(static_cast<float>(v)) : v;
+  };
+  for (auto& v : A) v = draw();
+  for (auto& v : B) v = draw();
+  for (auto& v : C) v = draw();
+  double *dA, *dB, *dC, *dD;
+  CK(cudaMalloc(&dA, A.size() * sizeof(double)));
+  CK(cudaMalloc(&dB, B.size() * sizeof(double)));
+  CK(cudaMalloc(&dC, C.size() * sizeof(double)));
+  CK(cudaMalloc(&dD, D.size() * sizeof(double)));
+  CK(cudaMemcpy(dA, A.data(), A.size() * sizeof(double), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(dB, B.data(), B.size() * sizeof(double), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(dC, C.data(), C.size() * sizeof(double), cudaMemcpyHostToDevice));
+  dmma_order_kernel<<<tiles, 32>>>(dA, dB, dC, dD);
+  CK(cudaGetLastError());
+  CK(cudaMemcpy(D.data(), dD, D.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  CK(cudaFree(dA));
+  CK(cudaFree(dB));
+  CK(cudaFree(dC));
+  CK(cudaFree(dD));
+  size_t chain_differs = 0, once_differs = 0;
+  for (int tile = 0; tile < tiles; ++tile) {
+    const double* a = &A[static_cast<size_t>(tile) * 256];
+    const double* b = &B[static_cast<size_t>(tile) * 128];
+    const double* c = &C[static_cast<size_t>(tile) * 128];
+    double af[32][mma::k_a_regs], bf[32][mma::k_b_regs], df[32][mma::k_c_regs];
+    for (int l = 0; l < 32; ++l) {
+      for (int v = 0; v < mma::k_a_regs; ++v) af[l][v] = a[mma::a_row(l, v) * 16 + mma::a_col(l, v)];
+      for (int v = 0; v < mma::k_b_regs; ++v) bf[l][v] = b[mma::b_row(l, v) * 8 + mma::b_col(l, v)];
+      for (int v = 0; v < mma::k_c_regs; ++v) df[l][v] = c[mma::c_row(l, v) * 8 + mma::c_col(l, v)];
+    }
+    mma::host_warp{}.mma(df, af, bf);
+    for (int l = 0; l < 32; ++l)
+      for (int v = 0; v < mma::k_c_regs; ++v) {
+        const int m = mma::c_row(l, v), n = mma::c_col(l, v);
+        const double got = D[static_cast<size_t>(tile) * 128 + m * 8 + n];
+        long double once = c[m * 8 + n];
+        for (int k = 0; k < 16; ++k) once += static_cast<long double>(a[m * 16 + k]) * b[k * 8 + n];
+        chain_differs += got != df[l][v];
+        once_differs += got != static_cast<double>(once);
+      }
+  }
+  const size_t n = static_cast<size_t>(tiles) * 128;
+  std::printf("ORDER m16n8k16 f64, %s operands: %zu of %zu D elements differ from the host emulation (FMA chain "
+              "over k from C), %zu from one rounding of the long double sum\n",
+              fp32_operands ? "fp32" : "fp64", chain_differs, n, once_differs);
+  return chain_differs;
+}
+
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::string_view(argv[1]) == "--quick";
   cudaDeviceProp prop{};
@@ -451,6 +533,13 @@ int main(int argc, char** argv) {
       }
     }
   CK(cudaFree(sink));
+  // 3. How the sm_90 f64 MMA adds (whether #34's host executor emulates it bitwise). Informational:
+  // a difference here is not a failure (the host executor is checked against fp64 with tolerances).
+  {
+    rng_t order_rng{4242};
+    order_check(order_rng, false, tiles);
+    order_check(order_rng, true, tiles);
+  }
   if (failures) {
     std::printf("tc_precision_bench: %d layout check(s) FAILED: the accuracy lines of those schemes are void\n", failures);
     return 1;
