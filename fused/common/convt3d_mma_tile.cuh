@@ -206,13 +206,26 @@ FB_HOST_DEVICE void arrange_weights_item(const geometry& g, const float* w, floa
   }
 }
 
-/// The x element staged at e of chunk c for block bp (0 outside the input), as fp64.
-FB_HOST_DEVICE double staged_x(const geometry& g, const float* x, const block_pos& bp, int c, int e) {
-  const int uw = e % g.xw, uh = (e / g.xw) % g.xh, ud = (e / (g.xw * g.xh)) % g.xd, ci = e / (g.xw * g.xh * g.xd);
-  const int64_t id = bp.qd - (g.j0[0] - 1) + ud, ih = bp.qh0 - (g.j0[1] - 1) + uh, iw = g.qw_min - (g.j0[2] - 1) + uw;
-  if (id < 0 || id >= g.dim[0].n_in || ih < 0 || ih >= g.dim[1].n_in || iw < 0 || iw >= g.dim[2].n_in) return 0.0;
-  const int64_t ch = static_cast<int64_t>(c) * g.chunk_ci + ci;
-  return static_cast<double>(x[(((bp.b * g.c_in + ch) * g.dim[0].n_in + id) * g.dim[1].n_in + ih) * g.dim[2].n_in + iw]);
+/// Thread tid's share of staging chunk c of block bp's x box into xs (fp64, zeros outside the
+/// input): warps take the box's rows (channel, d line, h line) in turn, lanes the row's w columns,
+/// so a row's bounds and address are worked out once per warp and its loads are coalesced.
+FB_HOST_DEVICE void stage_x_rows(const geometry& g, const float* x, const block_pos& bp, int c, int tid, double* xs) {
+  const int lane = tid % 32, warp = tid / 32;
+  const int rows = chunk_channels(g, c) * g.xd * g.xh;
+  const int64_t d_in = g.dim[0].n_in, h_in = g.dim[1].n_in, w_in = g.dim[2].n_in;
+  const int64_t iw0 = g.qw_min - (g.j0[2] - 1);  // input w of column 0
+  for (int row = warp; row < rows; row += k_warps) {
+    const int uh = row % g.xh, ud = (row / g.xh) % g.xd, ci = row / (g.xh * g.xd);
+    const int64_t id = bp.qd - (g.j0[0] - 1) + ud, ih = bp.qh0 - (g.j0[1] - 1) + uh;
+    const bool row_in = id >= 0 && id < d_in && ih >= 0 && ih < h_in;
+    const int64_t ch = static_cast<int64_t>(c) * g.chunk_ci + ci;
+    const float* src = x + (((bp.b * g.c_in + ch) * d_in + (row_in ? id : 0)) * h_in + (row_in ? ih : 0)) * w_in;
+    double* dst = xs + ci * g.x_ci_stride + (ud * g.xh + uh) * g.xw;
+    for (int uw = lane; uw < g.xw; uw += 32) {
+      const int64_t iw = iw0 + uw;
+      dst[uw] = row_in && iw >= 0 && iw < w_in ? static_cast<double>(load_ro(src + iw)) : 0.0;
+    }
+  }
 }
 
 /// A w phase's position pass: positions [m0, m0 + n) of the block's (row, w base) pairs of phase rw,
@@ -344,13 +357,7 @@ FB_HOST_DEVICE void conv_block(Exec& ex, const geometry& g, const float* x, cons
         if (!first_use) ex.sync();  // the previous chunk's x and koff are no longer read
         first_use = false;
         if (!staged_all) {
-          const int n = chunk_channels(g, c) * g.xd * g.xh * g.xw;
-          ex.threads([&](int tid) {
-            for (int e = tid; e < n; e += k_threads) {
-              const int ci = e / (g.xd * g.xh * g.xw), r = e % (g.xd * g.xh * g.xw);
-              xs[ci * g.x_ci_stride + r] = staged_x(g, x, bp, c, e);
-            }
-          });
+          ex.threads([&](int tid) { stage_x_rows(g, x, bp, c, tid, xs); });
           staged_all = g.n_chunks == 1;
         }
         const int cc = chunk_channels(g, c);
