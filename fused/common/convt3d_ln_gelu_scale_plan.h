@@ -87,8 +87,8 @@ inline plan make_plan(const problem& p, int64_t max_chunk_ci = 0) {
       [&](int tile_h) { return ln_region_bytes(static_cast<int64_t>(tile_h) * pl.group_ch, pl.row_stride); },
       max_chunk_ci);
   require(fits, m, "kernel_size",
-          "too large for the stride: the input box one channel's taps read (ceil(k/s)^2 lines of W + ceil(k/s) "
-          "fp64 values) must fit in shared memory; ceil(k/s)",
+          "too large for the stride: one input channel's box (ceil(k/s) x ceil(k/s) lines of about W'/s + "
+          "ceil(k/s) fp64 values) must fit in shared memory beside one row of W' outputs; ceil(k/s)",
           (p.kernel_size + p.stride - 1) / p.stride);
   const conv::geometry& g = pl.g;
   require(g.n_blocks < (int64_t{1} << 31), m, "batch", "too large (blocks of the grid must be < 2^31); blocks",

@@ -90,8 +90,8 @@ struct geometry {
   int64_t n_blocks;
   int64_t wt_items;      ///< threads of the arrangement: one per (slot, step, n8 tile, lane)
   int64_t wt_floats;     ///< arranged weights
-  std::size_t x_bytes, koff_bytes;  ///< shared memory: staged x, then the koff table
-  std::size_t region_offset;        ///< the policy's region starts here (16-byte aligned)
+  std::size_t x_bytes;        ///< shared memory of the staged x; the koff table follows it
+  std::size_t region_offset;  ///< the policy's region starts here (16-byte aligned)
 };
 
 FB_HOST_DEVICE int imin(int a, int b) { return a < b ? a : b; }
@@ -196,8 +196,8 @@ FB_HOST_DEVICE void arrange_weights_item(const geometry& g, const float* w, floa
   for (int v = 0; v < mma::k_b_regs; ++v) {
     k_entry e;
     float value = 0.0f;
-    if (co < g.c_out && step < steps_of(g, rd, rh, rw, cc) &&
-        k_entry_of(g, rd, rh, rw, cc, step * mma::k_k + mma::b_row(lane, v), e)) {
+    // Steps past the phase's own (steps_stride is for the most taps) hold only k past K: zeros.
+    if (co < g.c_out && k_entry_of(g, rd, rh, rw, cc, step * mma::k_k + mma::b_row(lane, v), e)) {
       const int64_t ci = static_cast<int64_t>(chunk) * g.chunk_ci + e.ci;
       const int64_t kd = rd + g.s[0] * e.jd, kh = rh + g.s[1] * e.jh, kw = rw + g.s[2] * e.jw;
       value = w[(((ci * g.c_out + co) * k + kd) * k + kh) * k + kw];
@@ -362,9 +362,12 @@ FB_HOST_DEVICE void conv_block(Exec& ex, const geometry& g, const float* x, cons
         }
         const int cc = chunk_channels(g, c);
         const int steps = steps_of(g, bp.rd, bp.rh, rw, cc);
-        ex.threads([&](int tid) {
-          for (int k = tid; k < steps * mma::k_k; k += k_threads) koff[k] = koff_of(g, bp.rd, bp.rh, rw, cc, k);
-        });
+        // The table depends on (rw, chunk) only: a later pass of the same w phase and one chunk
+        // reuses it.
+        if (g.n_chunks > 1 || pp.m0 == 0)
+          ex.threads([&](int tid) {
+            for (int k = tid; k < steps * mma::k_k; k += k_threads) koff[k] = koff_of(g, bp.rd, bp.rh, rw, cc, k);
+          });
         ex.sync();
         const float* slot = wt + weight_slot(g, bp.rd, bp.rh, rw, bp.group, c) * k_step_floats;
         ex.warps([&](int warp, const auto& w, auto& st) { warp_chunk(w, st, g, bp, pp, warp, xs, koff, slot, steps); });
@@ -433,7 +436,6 @@ bool make_geometry(geometry& g, int64_t batch, int64_t c_in, int64_t c_out, int6
           g.n_chunks = static_cast<int>((c_in + cc - 1) / cc);
           g.steps_stride = static_cast<int>(steps);
           g.x_bytes = xb;
-          g.koff_bytes = kb;
           g.region_offset = off;
           g.qd_slots = n_qd_max;
           g.h_tiles = (n_qh_max + tile_h - 1) / tile_h;
