@@ -10,15 +10,9 @@
 
 namespace fb::fused {
 
-FB_HOST_DEVICE float load_ro(const float* p) {
-#if defined(__CUDA_ARCH__)
-  return __ldg(p);
-#else
-  return *p;
-#endif
-}
-
-FB_HOST_DEVICE double load_ro(const double* p) {
+/// T: float or double (the types __ldg serves that the kernels read).
+template <class T>
+FB_HOST_DEVICE T load_ro(const T* p) {
 #if defined(__CUDA_ARCH__)
   return __ldg(p);
 #else
