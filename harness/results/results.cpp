@@ -243,9 +243,11 @@ floor_estimate floor_from_json(const field_reader& r, const json& j, const std::
   // Optional: files written before the floor named its unit divided by the FP32 peak.
   if (j.contains("flop_unit")) {
     f.flop_unit = r.get_string(j, p, "flop_unit");
-    if (f.flop_unit != "fp32_fma" && f.flop_unit != "fp64_mma")
-      r.fail(fmt::format("field {} is \"{}\", expected \"fp32_fma\" or \"fp64_mma\"", field_reader::join(p, "flop_unit"),
-                         f.flop_unit));
+    const char* fp32 = arithmetic_unit_name(arithmetic_unit::fp32_fma);
+    const char* fp64 = arithmetic_unit_name(arithmetic_unit::fp64_mma);
+    if (f.flop_unit != fp32 && f.flop_unit != fp64)
+      r.fail(fmt::format("field {} is \"{}\", expected \"{}\" or \"{}\"", field_reader::join(p, "flop_unit"),
+                         f.flop_unit, fp32, fp64));
   }
   f.percent_of_floor = r.get_number(j, p, "percent_of_floor");
   f.impossible = r.get_bool(j, p, "impossible");

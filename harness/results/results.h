@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/arithmetic_unit.h"
 #include "harness/outcome.h"
 
 namespace fb {
@@ -81,7 +82,7 @@ struct floor_estimate {
   double bytes = 0.0;             ///< minimal global-memory traffic of the fused algorithm [bytes]
   double flops = 0.0;             ///< minimal arithmetic of the fused algorithm [FLOP]
   double floor_seconds = 0.0;     ///< max(bytes / bandwidth, flops / peak) [seconds]
-  std::string flop_unit = "fp32_fma";  ///< whose peak the flops were divided by: "fp32_fma" or "fp64_mma"
+  std::string flop_unit = arithmetic_unit_name(arithmetic_unit::fp32_fma);  ///< whose peak the flops were divided by
   double percent_of_floor = 0.0;  ///< floor_seconds / median * 100; 100 means at the floor [%]
   bool impossible = false;        ///< median < floor_seconds: the timing or the floor is wrong
 };
