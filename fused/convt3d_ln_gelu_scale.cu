@@ -2,7 +2,8 @@
 // dim W' (== C_out) -> exact erf GELU -> * scaling_factor (SPEC 1.2).
 //
 // Launches (fused/common/convt3d_ln_gelu_scale_plan.h has the block programs, run identically by the
-// host executor): arrange (the weights in the fp64 MMA's fragment order) -> pass (the convolution
+// host executor): arrange (the weights in the fp64 MMA's fragment order, and the A operands' koff
+// tables) -> pass (the convolution
 // on the fp64 tensor cores, fused/common/convt3d_mma_tile.cuh, with the LayerNorm/GELU/scale
 // epilogue on chip).
 //
@@ -13,10 +14,12 @@
 // phase pair, and every w phase: whole W' rows. Two blocks per SM where the tile fits in 113 KB
 // (the default: x box of 32 channels in fp64 54 KB, row buffer 35 KB).
 //
-// The epilogue: each w phase's accumulators go to a row buffer in shared memory (W' | 1 floats per
-// row); after the last w phase a thread per row takes the fp64 mean and the fp64 sum of centred
-// squares (biased variance), then a warp per row normalises, applies gamma[w'] and beta[w'], exact
-// GELU (fp64 erf) and the scale, and stores the row with coalesced stores. The conv bias cancels.
+// The epilogue: each w phase's accumulators go to a row buffer in shared memory (each row its w
+// phases one after the other, W' | 1 floats per row); after the last w phase a thread per row takes
+// the fp64 mean and the fp64 sum of centred squares (biased variance; 4 interleaved partial sums),
+// then a warp per row normalises in fp64, rounds once to fp32, applies exact GELU in fp32 as
+// PyTorch writes it (0.5 u (1 + erff(u / sqrt 2))) and the scale, and stores the row with
+// coalesced stores. The conv bias cancels.
 //
 // Determinism: no atomics; every output has one owner and every sum a fixed order (the MMA's
 // internal order is fixed by the hardware). 64-bit indices for x, out and the workspace; 32-bit
@@ -43,7 +46,7 @@ constexpr int k_arrange_threads = 256;
 __global__ void __launch_bounds__(k_arrange_threads) arrange_kernel(const __grid_constant__ plan pl,
                                                                     const __grid_constant__ args a) {
   const int64_t item = static_cast<int64_t>(blockIdx.x) * k_arrange_threads + threadIdx.x;
-  if (item < pl.g.wt_items) conv::arrange_weights_item(pl.g, a.weight, detail::arranged_weights(a), item);
+  if (item < detail::arrange_items(pl)) detail::arrange_item(pl, a, item);
 }
 
 __global__ void __launch_bounds__(conv::k_threads, 2) pass_kernel(const __grid_constant__ plan pl,
@@ -61,7 +64,7 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   const plan pl = detail::make_plan(prob);
   const args a = detail::bind(x, weight, gamma, beta, out, workspace);
   const auto s = static_cast<cudaStream_t>(stream);
-  arrange_kernel<<<static_cast<unsigned>((pl.g.wt_items + k_arrange_threads - 1) / k_arrange_threads),
+  arrange_kernel<<<static_cast<unsigned>((detail::arrange_items(pl) + k_arrange_threads - 1) / k_arrange_threads),
                    k_arrange_threads, 0, s>>>(pl, a);
   FB_CUDA_CHECK(cudaGetLastError());
   fb::fused::device::allow_large_smem(reinterpret_cast<const void*>(pass_kernel), conv::k_smem_max_bytes);

@@ -19,8 +19,7 @@ namespace fb::fused::convt3d_ln_gelu_scale {
 namespace detail {
 
 void run_host_plan(const plan& pl, const args& a) {
-  for (int64_t item = 0; item < pl.g.wt_items; ++item)
-    conv::arrange_weights_item(pl.g, a.weight, arranged_weights(a), item);
+  for (int64_t item = 0; item < arrange_items(pl); ++item) arrange_item(pl, a, item);
   fb::fused::detail::run_blocks_on_host<conv::mma_host_exec>(
       pl.g.n_blocks, pl.smem_bytes, [&](conv::mma_host_exec& ex, int64_t block, float* smem) {
         pass_block(ex, pl, a, block, reinterpret_cast<unsigned char*>(smem));

@@ -6,15 +6,18 @@
 ///
 /// Launch sequence (one stream):
 ///   1. arrange  a thread per (phase, channel group, chunk, k16 step, n8 tile, lane): the weights in
-///               the fp64 MMA's B-fragment order, fp32 (convt3d_mma::arrange_weights_item).
+///               the fp64 MMA's B-fragment order, fp32 (convt3d_mma::arrange_weights_item); then a
+///               thread per entry of the koff tables, one per (phase, chunk): where each k of the
+///               GEMM reads the staged x (convt3d_mma::arrange_koff_item).
 ///   2. pass     the convolution on the fp64 tensor cores (convt3d_mma::conv_block: a block per
 ///               sample, channel group, d base and tile_h h bases of one (d, h) phase pair, all w
 ///               phases), with the LayerNorm/GELU/scale epilogue on chip (ln_policy): each w phase's
 ///               accumulators, rounded once to fp32 (y, as libtorch's fp32 conv output), go into a
 ///               row buffer in shared memory; after the last w phase the block's rows are whole W'
 ///               rows, each normalised (row_moments: fp64 mean, then fp64 centred sum of squares),
-///               passed through exact GELU, scaled and stored, one coalesced row at a time. No W' row
-///               ever goes to memory unnormalised; nothing but the output is written.
+///               passed through exact GELU (fp32 erf of the once-rounded fp32 argument), scaled and
+///               stored, one coalesced row at a time. No W' row ever goes to memory unnormalised;
+///               nothing but the output is written.
 ///
 /// Precision: every product of fp32 x and w is exact in fp64 and the sums are fp64, so y is the
 /// correctly rounded convolution but for ~K 2^-53 of sum |x w| (K = C_in x taps). No centring of x
@@ -23,6 +26,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "fused/common/convt3d_mma_tile.cuh"
 #include "fused/common/convt_index.cuh"
@@ -49,14 +53,24 @@ inline std::size_t ln_region_bytes(int64_t rows, int row_stride) {
   return static_cast<std::size_t>(rows) * (sizeof(row_norm) + sizeof(float) * static_cast<std::size_t>(row_stride));
 }
 
+/// The row buffer's layout: a row holds its w phases one after the other, each with its w bases in
+/// order (phase rw starts at phase_offset), so an accumulator fragment's 8 consecutive positions
+/// are consecutive floats and a row is n values without gaps; rows are W' | 1 floats apart (odd:
+/// the statistics' thread per row reads 32 rows in 32 different banks).
+FB_HOST_DEVICE int phase_offset(const conv::geometry& g, int rw) {
+  int off = 0;
+  for (int r = 0; r < rw; ++r) off += g.order[2].count(r);
+  return off;
+}
+
 /// Everything derived from a problem.
 struct plan {
   conv::geometry g;
   int64_t w_out;       ///< W' == C_out: the LayerNorm row length
-  int row_stride;      ///< floats per row in the row buffer: W' rounded up to odd (conflict-free rows)
+  int row_stride;      ///< floats per row in the row buffer: W' rounded up to odd (phase_offset)
   int group_ch;        ///< channels of a block's LayerNorm rows: min(C_out, conv::k_group)
   int64_t ln_rows;     ///< LayerNorm rows a block holds: tile_h x group_ch
-  std::size_t workspace_bytes;  ///< the arranged weights (fp32) and the alignment
+  std::size_t workspace_bytes;  ///< the arranged weights (fp32), the koff tables and the alignment
   std::size_t smem_bytes;       ///< dynamic shared memory of the pass
   double eps, scale;
 };
@@ -96,7 +110,7 @@ inline plan make_plan(const problem& p, int64_t max_chunk_ci = 0) {
   require(g.wt_floats < (int64_t{1} << 31), m, "in_channels*out_channels*kernel_size^3",
           "too large (arranged weights must be < 2^31 floats)", g.wt_floats);
   pl.ln_rows = static_cast<int64_t>(g.tile_h) * pl.group_ch;
-  pl.workspace_bytes = fb::fused::detail::workspace_bytes_for((g.wt_floats + 1) / 2);
+  pl.workspace_bytes = fb::fused::detail::workspace_bytes_for((g.wt_floats + g.koff_ints + 1) / 2);
   pl.smem_bytes = conv::smem_bytes(g, ln_region_bytes(pl.ln_rows, pl.row_stride));
   pl.eps = p.eps;
   pl.scale = p.scaling_factor;
@@ -129,8 +143,18 @@ inline args bind(const float* x, const float* weight, const float* gamma, const 
   return args{x, weight, gamma, beta, out, fb::fused::detail::aligned_workspace(workspace)};
 }
 
-/// The arranged weights (the whole workspace).
+/// The arranged weights (the workspace's start) and the koff tables after them.
 FB_HOST_DEVICE float* arranged_weights(const args& a) { return reinterpret_cast<float*>(a.ws); }
+FB_HOST_DEVICE int* arranged_koff(const plan& pl, const args& a) {
+  return reinterpret_cast<int*>(arranged_weights(a) + pl.g.wt_floats);
+}
+
+/// Work item `item` of the arrangement launch: the weights' items, then the koff tables' entries.
+FB_HOST_DEVICE int64_t arrange_items(const plan& pl) { return pl.g.wt_items + pl.g.koff_ints; }
+FB_HOST_DEVICE void arrange_item(const plan& pl, const args& a, int64_t item) {
+  if (item < pl.g.wt_items) conv::arrange_weights_item(pl.g, a.weight, arranged_weights(a), item);
+  else conv::arrange_koff_item(pl.g, arranged_koff(pl, a), item - pl.g.wt_items);
+}
 
 // ---------------------------------------------------------------------------------------------
 // The row math, written once: fp64 operations spelled out, so that neither compiler can contract
@@ -159,40 +183,58 @@ FB_HOST_DEVICE double mul64(double a, double b) {
 #endif
 }
 
-/// The statistics of the n fp32 values row[0], row[stride], ...: the fp64 sum in index order (exact
-/// up to 2^-53 relative per step: n <= 128 values of 24 bits), the mean, then the biased variance
-/// from the centred values (never E[y^2] - E[y]^2, which cancels on offset rows).
+/// Exact (erf) GELU of an fp32 value in fp32, PyTorch's own formula: 0.5 u (1 + erf(u / sqrt 2)).
+/// erff is within 2 ulp on the GPU (CUDA's, branch-free) and ~1 ulp on the host (the C library's);
+/// where u << 0 the 1 + erf cancels, but the result's absolute error stays below ~1e-7 |u|.
+FB_HOST_DEVICE float gelu_erf(float u) { return u * 0.5f * (1.0f + erff(u * 0.70710678118654752440f)); }
+
+/// One output from its row's fp64 mean and 1/sqrt(var + eps): scale * GELU(gamma * (y - mean) *
+/// rstd + beta), the normalisation in fp64, rounded once to fp32 before the GELU and the scale.
+FB_HOST_DEVICE float ln_gelu_scale(float y, double mean, double rstd, float gamma, float beta, float scale) {
+  const double z = mul64(sub64(static_cast<double>(y), mean), rstd);
+  const float u = static_cast<float>(fma(z, static_cast<double>(gamma), static_cast<double>(beta)));
+  return gelu_erf(u) * scale;
+}
+
+/// The statistics of the n fp32 values row[0..n): the fp64 sum in index order over 4 interleaved
+/// partial sums (independent dependency chains; value j goes to partial j mod 4), combined as
+/// (0 + 1) + (2 + 3); the mean; then the biased variance from the centred values the same way
+/// (never E[y^2] - E[y]^2, which cancels on offset rows); 1/sqrt(var + eps).
 FB_HOST_DEVICE row_norm row_moments(const float* row, int n, double eps) {
-  double sum = 0.0;
-  for (int i = 0; i < n; ++i) sum = add64(sum, static_cast<double>(row[i]));
-  row_norm rn;
-  rn.mean = sum / static_cast<double>(n);
-  double m2 = 0.0;
-  for (int i = 0; i < n; ++i) {
-    const double d = sub64(static_cast<double>(row[i]), rn.mean);
-    m2 = fma(d, d, m2);
+  double p0 = 0.0, p1 = 0.0, p2 = 0.0, p3 = 0.0;
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    p0 = add64(p0, static_cast<double>(row[j]));
+    p1 = add64(p1, static_cast<double>(row[j + 1]));
+    p2 = add64(p2, static_cast<double>(row[j + 2]));
+    p3 = add64(p3, static_cast<double>(row[j + 3]));
   }
-  rn.rstd = 1.0 / sqrt(add64(m2 / static_cast<double>(n), eps));
+  if (j < n) p0 = add64(p0, static_cast<double>(row[j]));
+  if (j + 1 < n) p1 = add64(p1, static_cast<double>(row[j + 1]));
+  if (j + 2 < n) p2 = add64(p2, static_cast<double>(row[j + 2]));
+  row_norm rn;
+  rn.mean = add64(add64(p0, p1), add64(p2, p3)) / static_cast<double>(n);
+  auto sq = [&](int i, double acc) {
+    const double d = sub64(static_cast<double>(row[i]), rn.mean);
+    return fma(d, d, acc);
+  };
+  p0 = p1 = p2 = p3 = 0.0;
+  for (j = 0; j + 4 <= n; j += 4) {
+    p0 = sq(j, p0);
+    p1 = sq(j + 1, p1);
+    p2 = sq(j + 2, p2);
+    p3 = sq(j + 3, p3);
+  }
+  if (j < n) p0 = sq(j, p0);
+  if (j + 1 < n) p1 = sq(j + 1, p1);
+  if (j + 2 < n) p2 = sq(j + 2, p2);
+  rn.rstd = 1.0 / sqrt(add64(add64(add64(p0, p1), add64(p2, p3)) / static_cast<double>(n), eps));
   return rn;
 }
 
-/// Exact GELU, 0.5 u (1 + erf(u / sqrt 2)), in fp64 (erf: the platform's, CUDA's on the GPU and the C
-/// library's on the host, both within 2 fp64 ulp: after the rounding to fp32 they differ only where
-/// the exact value lies within ~1e-16 relative of a rounding boundary).
-FB_HOST_DEVICE double gelu_erf(double u) {
-  const double h = mul64(0.5, u);
-  return fma(h, erf(mul64(u, 0.70710678118654752440)), h);
-}
-
-/// One output: scale * GELU(gamma * (y - mean) * rstd + beta), fp64 inside, rounded once to fp32.
-FB_HOST_DEVICE float ln_gelu_scale(float y, const row_norm& rn, float gamma, float beta, double scale) {
-  const double z = mul64(sub64(static_cast<double>(y), rn.mean), rn.rstd);
-  const double u = fma(z, static_cast<double>(gamma), static_cast<double>(beta));
-  return static_cast<float>(mul64(gelu_erf(u), scale));
-}
-
 /// The pass's policy (convt3d_mma::conv_block). Region: norms [ln_rows] row_norm, then rows
-/// [ln_rows][row_stride] fp32. LayerNorm row r = h row * group_ch + channel of the block; column w'.
+/// [ln_rows][row_stride] fp32, each phase-major (phase_offset). LayerNorm row r = h row x
+/// group_ch + channel of the block.
 struct ln_policy {
   const plan& pl;
   const args& a;
@@ -204,56 +246,83 @@ struct ln_policy {
 
   /// A warp's accumulators after a position pass: y = fp32(sum) into the row buffer (each output
   /// of the block is one lane's value in one pass; the rows are whole after the last w phase).
+  /// Positions are worked out once per fragment row (2 per m tile), not per value.
   template <class W, class State>
   FB_HOST_DEVICE void store(const W& w, const State& st, const conv::block_pos& bp, const conv::pass_pos& pp, int warp,
                             unsigned char* region) const {
     const conv::geometry& g = pl.g;
     const int warp_row = warp / g.warp_cols, warp_col = warp % g.warp_cols;
-    const int s = g.s[2], p = static_cast<int>(g.dim[2].p);
-    float* buf = rows(region);
+    float* buf = rows(region) + phase_offset(g, pp.rw);
     FB_UNROLL
     for (int mt = 0; mt < conv::k_mt; ++mt)
-      FB_UNROLL
-      for (int nt = 0; nt < conv::k_nt; ++nt)
-        for (int l = 0; l < W::k_lanes; ++l)
+      for (int l = 0; l < W::k_lanes; ++l)
+        FB_UNROLL
+        for (int h = 0; h < 2; ++h) {  // C values 2h and 2h + 1: fragment row g + 8h
+          const int m = conv::tile_position(warp_row, mt, w.lane(l), 2 * h);
+          if (m >= pp.n) continue;
+          const int pos = pp.m0 + m;
+          float* at = buf + (pos / pp.n_qw) * pl.group_ch * pl.row_stride + pos % pp.n_qw;
           FB_UNROLL
-          for (int v = 0; v < mma::k_c_regs; ++v) {
-            const int m = conv::tile_position(warp_row, mt, w.lane(l), v);
-            const int ch = conv::tile_channel(warp_col, nt, w.lane(l), v);
-            if (m >= pp.n || ch >= bp.n_ch) continue;
-            const int pos = pp.m0 + m;
-            const int row = pos / pp.n_qw, ow = (pp.qw0 + pos % pp.n_qw) * s + pp.rw - p;
-            buf[(row * pl.group_ch + ch) * pl.row_stride + ow] = static_cast<float>(st.acc[mt][nt][l][v]);
-          }
+          for (int nt = 0; nt < conv::k_nt; ++nt)
+            FB_UNROLL
+            for (int e = 0; e < 2; ++e) {
+              const int ch = conv::tile_channel(warp_col, nt, w.lane(l), 2 * h + e);
+              if (ch < bp.n_ch) at[ch * pl.row_stride] = static_cast<float>(st.acc[mt][nt][l][2 * h + e]);
+            }
+        }
   }
 
-  /// After the last w phase: statistics (a thread per row), then the normalised rows written (a warp
-  /// per row, lanes along w': 128-byte coalesced stores).
+  /// After the last w phase: the statistics (a thread per row, row_moments), then the normalised
+  /// rows written (a warp per row, lanes along w': value i of a lane is w' = lane + 32 i, stored in
+  /// w' order, coalesced). gamma, beta and each value's place in the phase-major row depend on w'
+  /// only: worked out once per block.
   template <class Exec>
   FB_HOST_DEVICE void finish(Exec& ex, const conv::block_pos& bp, unsigned char* region) const {
+    const conv::geometry& g = pl.g;
     const int n = static_cast<int>(pl.w_out);
-    const int n_rows = bp.rows * pl.group_ch;
     ex.threads([&](int tid) {
-      for (int r = tid; r < n_rows; r += conv::k_threads)
-        if (r % pl.group_ch < bp.n_ch) norms(region)[r] = row_moments(rows(region) + r * pl.row_stride, n, pl.eps);
+      for (int r = tid; r < bp.rows * pl.group_ch; r += conv::k_threads)
+        if (r % pl.group_ch < bp.n_ch)
+          norms(region)[r] = row_moments(rows(region) + r * pl.row_stride, n, pl.eps);
     });
     ex.sync();
-    ex.threads([&](int tid) {
-      const conv::geometry& g = pl.g;
-      const int lane = tid & 31, warp = tid >> 5;
-      const int s = g.s[0], p = static_cast<int>(g.dim[0].p);
-      const int od = bp.qd * s + bp.rd - p;
-      for (int r = warp; r < n_rows; r += conv::k_warps) {
-        const int ch = r % pl.group_ch, row = r / pl.group_ch;
-        if (ch >= bp.n_ch) continue;
-        const int oh = (bp.qh0 + row) * s + bp.rh - p;
-        const int64_t co = bp.ch0 + ch;
-        const row_norm rn = norms(region)[r];
-        const float* src = rows(region) + r * pl.row_stride;
-        float* dst = a.out + (((static_cast<int64_t>(bp.b) * g.c_out + co) * g.dim[0].n_out + od) * g.dim[1].n_out + oh) *
-                                 g.dim[2].n_out;
-        for (int w = lane; w < n; w += 32)
-          dst[w] = ln_gelu_scale(src[w], rn, fb::fused::load_ro(a.gamma + w), fb::fused::load_ro(a.beta + w), pl.scale);
+    ex.warps([&](int warp, const auto& w, auto&) {
+      using W = std::decay_t<decltype(w)>;
+      constexpr int L = W::k_lanes, V = static_cast<int>(k_max_row / 32);
+      const int s = g.s[2], p = static_cast<int>(g.dim[2].p);
+      int at[L][V];
+      float gam[L][V], bet[L][V];
+      for (int l = 0; l < L; ++l)
+        FB_UNROLL
+        for (int i = 0; i < V; ++i) {
+          const int ow = w.lane(l) + 32 * i;
+          at[l][i] = 0;
+          gam[l][i] = bet[l][i] = 0.0f;
+          if (ow >= n) continue;
+          const int rw = (ow + p) % s, qw = (ow + p) / s;
+          at[l][i] = phase_offset(g, rw) + (qw - g.order[2].first_base(rw));
+          gam[l][i] = fb::fused::load_ro(a.gamma + ow);
+          bet[l][i] = fb::fused::load_ro(a.beta + ow);
+        }
+      const int64_t od = static_cast<int64_t>(bp.qd) * g.s[0] + bp.rd - g.dim[0].p;
+      const auto scale = static_cast<float>(pl.scale);
+      for (int row = 0; row < bp.rows; ++row) {
+        const int64_t oh = static_cast<int64_t>(bp.qh0 + row) * g.s[1] + bp.rh - g.dim[1].p;
+        for (int ch = warp; ch < bp.n_ch; ch += conv::k_warps) {
+          const int r = row * pl.group_ch + ch;
+          const row_norm rn = norms(region)[r];
+          const float* src = rows(region) + r * pl.row_stride;
+          float* dst = a.out + (((static_cast<int64_t>(bp.b) * g.c_out + bp.ch0 + ch) * g.dim[0].n_out + od) *
+                                    g.dim[1].n_out + oh) * g.dim[2].n_out;
+          FB_UNROLL
+          for (int i = 0; i < V; ++i) {
+            if (32 * i >= n) break;  // the same for the whole warp: no predicated-off work
+            for (int l = 0; l < L; ++l) {
+              const int ow = w.lane(l) + 32 * i;
+              if (ow < n) dst[ow] = ln_gelu_scale(src[at[l][i]], rn.mean, rn.rstd, gam[l][i], bet[l][i], scale);
+            }
+          }
+        }
       }
     });
   }
@@ -263,7 +332,7 @@ struct ln_policy {
 template <class Exec>
 FB_HOST_DEVICE void pass_block(Exec& ex, const plan& pl, const args& a, int64_t block, unsigned char* smem) {
   const ln_policy pol{pl, a};
-  conv::conv_block(ex, pl.g, a.x, arranged_weights(a), block, smem, pol);
+  conv::conv_block(ex, pl.g, a.x, arranged_weights(a), arranged_koff(pl, a), block, smem, pol);
 }
 
 /// The host executor on a plan (run_host validates the pointers and calls it; tests call it with a

@@ -19,15 +19,18 @@
 /// phase has more positions than the warps hold, it runs in several position passes.
 ///
 /// Operands. A (positions x K) is read from the staged x through two offsets whose sum is the
-/// element's place: moff(position) = row XW + w base, one per fragment row and thread, fixed for
-/// the whole K loop; koff(k) = ci XS + (J0d-1-jd) XH XW + (J0h-1-jh) XW + (J0w-1-jw), a table in
-/// shared memory per (w phase, chunk). K runs taps outer, input channels inner, so the 4 k of one
-/// fragment column group (t = lane % 4) are 4 consecutive channels, XS doubles apart, with XS = 4
-/// mod 16: a half-warp's 16 A loads hit 16 different bank pairs. B (K x channels) comes from the
-/// workspace, where the prep launch arranged the weights in fragment order (arrange_weights_item):
-/// per (phase, channel group, chunk, k16 step) 8 n8 tiles x 32 lanes x 4 fp32 values, one 16-byte
-/// load per lane and tile, converted to fp64 in registers; each step's B is loaded one step ahead.
-/// K is zero-padded to a multiple of 16 per (phase, chunk): padded k read koff 0 and weight 0.
+/// element's place: the row offset of position m (row XW + w base), one per fragment row and lane,
+/// fixed for the whole K loop; koff(k) = ci XS + (J0d-1-jd) XH XW + (J0h-1-jh) XW + (J0w-1-jw).
+/// The koff tables (one per phase and chunk, in bytes, in fragment order: a lane's 4 k columns
+/// t, t + 4, t + 8, t + 12 side by side) are arranged once per call in the workspace, beside the
+/// weights, and copied into shared memory per (w phase, chunk). K runs taps outer, input channels
+/// inner, so the 4 k of one fragment column group are 4 consecutive channels, XS doubles apart, with
+/// XS = 4 mod 16: a half-warp's 16 A loads hit 16 different bank pairs. B (K x channels) comes from
+/// the workspace, where the prep launch arranged the weights in fragment order
+/// (arrange_weights_item): per (phase, channel group, chunk, k16 step) 8 n8 tiles x 32 lanes x 4
+/// fp32 values, one 16-byte load per lane and tile, converted to fp64 in registers. The k16 loop
+/// is software-pipelined over two operand sets (load_step s + 1 before mma_step s). K is
+/// zero-padded to a multiple of 16 per (phase, chunk): padded k read koff 0 and weight 0.
 ///
 /// The model's policy decides what happens to the accumulators (`store`, per warp after the
 /// last chunk of a position pass) and after the last w phase (`finish`, block-wide).
@@ -90,6 +93,7 @@ struct geometry {
   int64_t n_blocks;
   int64_t wt_items;      ///< threads of the arrangement: one per (slot, step, n8 tile, lane)
   int64_t wt_floats;     ///< arranged weights
+  int64_t koff_ints;     ///< arranged koff tables: one per (phase, chunk), steps_stride x 16 ints
   std::size_t x_bytes;        ///< shared memory of the staged x; the koff table follows it
   std::size_t region_offset;  ///< the policy's region starts here (16-byte aligned)
 };
@@ -109,18 +113,20 @@ struct block_pos {
 /// the d base and the sample (consecutive blocks read overlapping x from L2). Slots past a phase's
 /// bases are empty blocks (rows 0): the phases of one dimension differ by at most one base.
 FB_HOST_DEVICE block_pos block_of(const geometry& g, int64_t block) {
+  // n_blocks < 2^31 (make_plan): 32-bit divisions, a fraction of the cost of 64-bit ones.
+  int rest = static_cast<int>(block);
   block_pos bp;
-  bp.group = static_cast<int>(block % g.n_groups);
-  int64_t rest = block / g.n_groups;
+  bp.group = rest % g.n_groups;
+  rest /= g.n_groups;
   const int pairs = g.s[0] * g.s[1];
-  const int pair = static_cast<int>(rest % pairs);
+  const int pair = rest % pairs;
   rest /= pairs;
   bp.rd = pair / g.s[1];
   bp.rh = pair % g.s[1];
-  const int ht = static_cast<int>(rest % g.h_tiles);
+  const int ht = rest % g.h_tiles;
   rest /= g.h_tiles;
-  const int qi = static_cast<int>(rest % g.qd_slots);
-  bp.b = static_cast<int>(rest / g.qd_slots);
+  const int qi = rest % g.qd_slots;
+  bp.b = rest / g.qd_slots;
   bp.qd = g.order[0].first_base(bp.rd) + qi;
   bp.qh0 = g.order[1].first_base(bp.rh) + ht * g.tile_h;
   const int left_h = g.order[1].count(bp.rh) - ht * g.tile_h;
@@ -130,8 +136,11 @@ FB_HOST_DEVICE block_pos block_of(const geometry& g, int64_t block) {
   return bp;
 }
 
-/// Taps of phase r along dimension d.
-FB_HOST_DEVICE int taps_of(const geometry& g, int d, int r) { return static_cast<int>(g.dim[d].taps(r)); }
+/// Taps of phase r along dimension d (32-bit: k and s are small).
+FB_HOST_DEVICE int taps_of(const geometry& g, int d, int r) {
+  const int k = static_cast<int>(g.dim[d].k);
+  return r < k ? (k - r + g.s[d] - 1) / g.s[d] : 0;
+}
 
 /// Input channels of chunk c.
 FB_HOST_DEVICE int chunk_channels(const geometry& g, int c) {
@@ -168,11 +177,51 @@ FB_HOST_DEVICE bool k_entry_of(const geometry& g, int rd, int rh, int rw, int cc
   return true;
 }
 
-/// The staged-x offset of row k (koff): 0 for padding.
+/// The staged-x offset of row k (koff), in doubles: 0 for padding.
 FB_HOST_DEVICE int koff_of(const geometry& g, int rd, int rh, int rw, int cc, int k) {
   k_entry e;
   if (!k_entry_of(g, rd, rh, rw, cc, k, e)) return 0;
   return e.ci * g.x_ci_stride + ((g.j0[0] - 1 - e.jd) * g.xh + (g.j0[1] - 1 - e.jh)) * g.xw + (g.j0[2] - 1 - e.jw);
+}
+
+/// Entry `index` of the koff table of (phase, chunk), in the A fragment's order: per k16 step, per
+/// t = lane % 4, the byte offsets of the 4 k columns t, t + 4, t + 8, t + 12 that lane reads
+/// (a_col of values 0, 2, 4, 6), so a lane gets its 4 with one 16-byte shared-memory load.
+FB_HOST_DEVICE int koff_table_entry(const geometry& g, int rd, int rh, int rw, int cc, int index) {
+  const int step = index / mma::k_k, t = index % mma::k_k / 4, j = index % 4;
+  return koff_of(g, rd, rh, rw, cc, step * mma::k_k + t + 4 * j) * static_cast<int>(sizeof(double));
+}
+
+/// Where the koff table of (phase, chunk) starts among the arranged tables (16 ints per k16 step,
+/// steps_stride steps per table).
+FB_HOST_DEVICE int64_t koff_slot(const geometry& g, int rd, int rh, int rw, int chunk) {
+  const int phase = (rd * g.s[1] + rh) * g.s[2] + rw;
+  return (static_cast<int64_t>(phase) * g.n_chunks + chunk) * g.steps_stride * mma::k_k;
+}
+
+/// Work item `item` of the koff tables' arrangement (one entry; items in slot order): the tables
+/// depend on the phase and the chunk alone, so they are worked out once per call, not per block.
+FB_HOST_DEVICE void arrange_koff_item(const geometry& g, int* tables, int64_t item) {
+  const int per_table = g.steps_stride * mma::k_k;
+  const int index = static_cast<int>(item % per_table);
+  const int64_t table = item / per_table;
+  const int chunk = static_cast<int>(table % g.n_chunks);
+  const int phase = static_cast<int>(table / g.n_chunks);
+  const int rw = phase % g.s[2], rh = (phase / g.s[2]) % g.s[1], rd = phase / (g.s[2] * g.s[1]);
+  tables[item] = koff_table_entry(g, rd, rh, rw, chunk_channels(g, chunk), index);
+}
+
+/// The 4 ints at p (16-byte aligned): one shared-memory load on the GPU.
+FB_HOST_DEVICE void load_i4(const int* p, int (&v)[4]) {
+#if defined(__CUDA_ARCH__)
+  const int4 q = *reinterpret_cast<const int4*>(p);
+  v[0] = q.x;
+  v[1] = q.y;
+  v[2] = q.z;
+  v[3] = q.w;
+#else
+  for (int i = 0; i < 4; ++i) v[i] = p[i];
+#endif
 }
 
 /// Work item of the weight arrangement: (slot step, n8 tile, lane) of one (phase, group, chunk);
@@ -206,24 +255,73 @@ FB_HOST_DEVICE void arrange_weights_item(const geometry& g, const float* w, floa
   }
 }
 
+/// Staging of the x box, per warp and round: k_stage_planes planes (a channel's d line: xh h lines
+/// x xw columns, contiguous in shared memory) at once, k_stage_elems of each plane per lane; all
+/// their loads are in flight before the first store.
+constexpr int k_stage_planes = 4;
+constexpr int k_stage_elems = 4;
+
 /// Thread tid's share of staging chunk c of block bp's x box into xs (fp64, zeros outside the
-/// input): warps take the box's rows (channel, d line, h line) in turn, lanes the row's w columns,
-/// so a row's bounds and address are worked out once per warp and its loads are coalesced.
+/// input). Warps take the box's planes (channel ci, d line ud) in turn; lanes take the elements of a
+/// plane in order (e = lane + 32 k: h line e / xw, column e % xw). An element's offsets, in its
+/// input plane and in the box plane, are the same for every plane of the block: worked out once
+/// per 128 elements, so a plane costs one address and its loads and stores.
 FB_HOST_DEVICE void stage_x_rows(const geometry& g, const float* x, const block_pos& bp, int c, int tid, double* xs) {
   const int lane = tid % 32, warp = tid / 32;
-  const int rows = chunk_channels(g, c) * g.xd * g.xh;
+  const int cc = chunk_channels(g, c);
   const int64_t d_in = g.dim[0].n_in, h_in = g.dim[1].n_in, w_in = g.dim[2].n_in;
-  const int64_t iw0 = g.qw_min - (g.j0[2] - 1);  // input w of column 0
-  for (int row = warp; row < rows; row += k_warps) {
-    const int uh = row % g.xh, ud = (row / g.xh) % g.xd, ci = row / (g.xh * g.xd);
-    const int64_t id = bp.qd - (g.j0[0] - 1) + ud, ih = bp.qh0 - (g.j0[1] - 1) + uh;
-    const bool row_in = id >= 0 && id < d_in && ih >= 0 && ih < h_in;
-    const int64_t ch = static_cast<int64_t>(c) * g.chunk_ci + ci;
-    const float* src = x + (((bp.b * g.c_in + ch) * d_in + (row_in ? id : 0)) * h_in + (row_in ? ih : 0)) * w_in;
-    double* dst = xs + ci * g.x_ci_stride + (ud * g.xh + uh) * g.xw;
-    for (int uw = lane; uw < g.xw; uw += 32) {
-      const int64_t iw = iw0 + uw;
-      dst[uw] = row_in && iw >= 0 && iw < w_in ? static_cast<double>(load_ro(src + iw)) : 0.0;
+  const int64_t id0 = bp.qd - (g.j0[0] - 1), ih0 = bp.qh0 - (g.j0[1] - 1), iw0 = g.qw_min - (g.j0[2] - 1);
+  const float* x_chunk = x + (bp.b * g.c_in + static_cast<int64_t>(c) * g.chunk_ci) * d_in * h_in * w_in;
+  const int plane_elems = g.xh * g.xw, planes = cc * g.xd;
+  for (int e0 = 0; e0 < plane_elems; e0 += 32 * k_stage_elems) {
+    int64_t src_off[k_stage_elems];  // in the input plane; -1: outside the input (a zero)
+    int dst_off[k_stage_elems];      // in the box plane; -1: past the plane
+    FB_UNROLL
+    for (int k = 0; k < k_stage_elems; ++k) {
+      const int e = e0 + lane + 32 * k;
+      src_off[k] = -1;
+      dst_off[k] = e < plane_elems ? e : -1;
+      if (e >= plane_elems) continue;
+      const int uh = e / g.xw, uw = e - uh * g.xw;
+      const int64_t ih = ih0 + uh, iw = iw0 + uw;
+      if (ih >= 0 && ih < h_in && iw >= 0 && iw < w_in) src_off[k] = ih * w_in + iw;
+    }
+    // This warp's planes warp, warp + k_warps, ...: (ci, ud) stepped on with carries.
+    int ci = 0, ud = warp;
+    auto carry = [&] {
+      while (ud >= g.xd) {
+        ud -= g.xd;
+        ++ci;
+      }
+    };
+    carry();
+    for (int first = warp; first < planes; first += k_stage_planes * k_warps) {
+      const float* src[k_stage_planes];
+      double* dst[k_stage_planes];
+      FB_UNROLL
+      for (int q = 0; q < k_stage_planes; ++q) {
+        if (q > 0) {
+          ud += k_warps;
+          carry();
+        }
+        const int64_t id = id0 + ud;
+        const bool live = ci < cc;
+        src[q] = live && id >= 0 && id < d_in ? x_chunk + (ci * d_in + id) * h_in * w_in : nullptr;
+        dst[q] = live ? xs + ci * g.x_ci_stride + ud * plane_elems : nullptr;
+      }
+      ud += k_warps;
+      carry();
+      float v[k_stage_planes][k_stage_elems];
+      FB_UNROLL
+      for (int q = 0; q < k_stage_planes; ++q)
+        FB_UNROLL
+        for (int k = 0; k < k_stage_elems; ++k)
+          v[q][k] = src[q] != nullptr && src_off[k] >= 0 ? load_ro(src[q] + src_off[k]) : 0.0f;
+      FB_UNROLL
+      for (int q = 0; q < k_stage_planes; ++q)
+        FB_UNROLL
+        for (int k = 0; k < k_stage_elems; ++k)
+          if (dst[q] != nullptr && dst_off[k] >= 0) dst[q][dst_off[k]] = static_cast<double>(v[q][k]);
     }
   }
 }
@@ -263,74 +361,98 @@ FB_HOST_DEVICE f4 load_f4(const float* p) {
   return r;
 }
 
-/// One warp's share of one chunk: its 32 x 32 tile of the pass's positions x the block's channels,
-/// K of the chunk in steps of 16 (A from the staged x through moff + koff, B from the arranged
-/// weights one step ahead). Warps whose tile holds no position or channel do nothing.
+/// Byte offsets in the staged x of the A rows a lane holds (fragment rows g and g + 8 of each m
+/// tile: values 0 and 1 of a_row), for the positions of pass pp; positions past the pass read
+/// position 0's column (their results are never stored).
 template <class W>
-FB_HOST_DEVICE void warp_chunk(const W& w, warp_state<W>& st, const geometry& g, const block_pos& bp, const pass_pos& pp,
-                               int warp, const double* xs, const int* koff, const float* wt_slot, int steps) {
-  const int warp_row = warp / g.warp_cols, warp_col = warp % g.warp_cols;
-  const int first = warp_row * k_warp_m;
-  const int nt_n = imin(k_nt, (bp.n_ch - warp_col * k_warp_n + mma::k_n - 1) / mma::k_n);
-  if (first >= pp.n || nt_n <= 0 || steps <= 0) return;
-  constexpr int L = W::k_lanes;
-  int moff[k_mt][L][2];
+FB_HOST_DEVICE void a_row_offsets(const W& w, const geometry& g, const pass_pos& pp, int first,
+                                  int (&off)[k_mt][W::k_lanes][2]) {
   FB_UNROLL
   for (int mt = 0; mt < k_mt; ++mt)
-    for (int l = 0; l < L; ++l)
+    for (int l = 0; l < W::k_lanes; ++l)
       FB_UNROLL
       for (int h = 0; h < 2; ++h) {
-        const int m = first + mt * mma::k_m + mma::a_row(w.lane(l), h);  // values 0 and 1: rows g, g + 8
+        const int m = first + mt * mma::k_m + mma::a_row(w.lane(l), h);
         const int pos = pp.m0 + m;
-        // Positions past the pass read position 0's column (their results are never stored).
         const int row = m < pp.n ? pos / pp.n_qw : 0, col = m < pp.n ? pos % pp.n_qw : 0;
-        moff[mt][l][h] = row * g.xw + (pp.qw0 - g.qw_min) + col;
+        off[mt][l][h] = (row * g.xw + (pp.qw0 - g.qw_min) + col) * static_cast<int>(sizeof(double));
       }
-  const float* b_base = wt_slot + warp_col * k_nt * 32 * mma::k_b_regs;
-  f4 b_next[k_nt][L];
+}
+
+/// A lane's operands of one k16 step before the MMAs: A from the staged x (fp64), B as loaded
+/// (fp32, converted when used).
+template <class W>
+struct step_operands {
+  double a[k_mt][W::k_lanes][mma::k_a_regs];
+  f4 b[k_nt][W::k_lanes];
+};
+
+/// Loads step `step`'s operands: per lane one 16-byte load of its 4 koffs (k columns t, t + 4,
+/// t + 8, t + 12), 16 fp64 A loads at row offset + koff, and 4 16-byte B loads from `b_step`
+/// (the step's arranged weights of the warp's channels).
+template <class W>
+FB_HOST_DEVICE void load_step(const W& w, step_operands<W>& o, const unsigned char* xs, const int* koff, int step,
+                              const int (&a_off)[k_mt][W::k_lanes][2], const float* b_step) {
+  for (int l = 0; l < W::k_lanes; ++l) {
+    int ko[4];
+    load_i4(koff + step * mma::k_k + (w.lane(l) % 4) * 4, ko);
+    FB_UNROLL
+    for (int j = 0; j < 4; ++j)
+      FB_UNROLL
+      for (int mt = 0; mt < k_mt; ++mt)
+        FB_UNROLL
+        for (int h = 0; h < 2; ++h)
+          o.a[mt][l][2 * j + h] = *reinterpret_cast<const double*>(xs + a_off[mt][l][h] + ko[j]);
+    FB_UNROLL
+    for (int nt = 0; nt < k_nt; ++nt) o.b[nt][l] = load_f4(b_step + (nt * 32 + w.lane(l)) * mma::k_b_regs);
+  }
+}
+
+/// The step's 8 MMAs (B converted to fp64 here: exact).
+template <class W>
+FB_HOST_DEVICE void mma_step(const W& w, warp_state<W>& st, const step_operands<W>& o) {
+  double b[k_nt][W::k_lanes][mma::k_b_regs];
   FB_UNROLL
   for (int nt = 0; nt < k_nt; ++nt)
-    if (nt < nt_n)
-      for (int l = 0; l < L; ++l) b_next[nt][l] = load_f4(b_base + (nt * 32 + w.lane(l)) * mma::k_b_regs);
-  for (int step = 0; step < steps; ++step) {
-    double b[k_nt][L][mma::k_b_regs];
+    for (int l = 0; l < W::k_lanes; ++l)
+      FB_UNROLL
+      for (int v = 0; v < mma::k_b_regs; ++v) b[nt][l][v] = static_cast<double>(o.b[nt][l].v[v]);
+  FB_UNROLL
+  for (int mt = 0; mt < k_mt; ++mt)
     FB_UNROLL
-    for (int nt = 0; nt < k_nt; ++nt)
-      if (nt < nt_n)
-        for (int l = 0; l < L; ++l)
-          FB_UNROLL
-          for (int v = 0; v < mma::k_b_regs; ++v) b[nt][l][v] = static_cast<double>(b_next[nt][l].v[v]);
-    if (step + 1 < steps) {
-      const float* next = b_base + static_cast<int64_t>(step + 1) * k_step_floats;
-      FB_UNROLL
-      for (int nt = 0; nt < k_nt; ++nt)
-        if (nt < nt_n)
-          for (int l = 0; l < L; ++l) b_next[nt][l] = load_f4(next + (nt * 32 + w.lane(l)) * mma::k_b_regs);
-    }
-    double a[k_mt][L][mma::k_a_regs];
-    for (int l = 0; l < L; ++l)
-      FB_UNROLL
-      for (int j = 0; j < mma::k_a_regs / 2; ++j) {
-        const int ko = koff[step * mma::k_k + mma::a_col(w.lane(l), 2 * j)];
-        FB_UNROLL
-        for (int mt = 0; mt < k_mt; ++mt) {
-          a[mt][l][2 * j] = xs[moff[mt][l][0] + ko];
-          a[mt][l][2 * j + 1] = xs[moff[mt][l][1] + ko];
-        }
-      }
-    FB_UNROLL
-    for (int mt = 0; mt < k_mt; ++mt)
-      FB_UNROLL
-      for (int nt = 0; nt < k_nt; ++nt)
-        if (nt < nt_n) w.mma(st.acc[mt][nt], a[mt], b[nt]);
+    for (int nt = 0; nt < k_nt; ++nt) w.mma(st.acc[mt][nt], o.a[mt], b[nt]);
+}
+
+/// One warp's share of one chunk: its 32 x 32 tile of the pass's positions x the block's channels,
+/// K of the chunk in steps of 16. Software-pipelined over two operand sets: step s + 1's loads are
+/// issued before step s's MMAs, so shared-memory and L2 latency hide behind the tensor cores even
+/// with one warp per scheduler. Every n8 tile of the warp runs: the arranged weights are zero past
+/// C_out, so no MMA is predicated. Warps whose tile holds no position or channel do nothing.
+template <class W>
+FB_HOST_DEVICE void warp_chunk(const W& w, warp_state<W>& st, const geometry& g, const block_pos& bp, const pass_pos& pp,
+                               int warp, const unsigned char* xs, const int* koff, const float* wt_slot, int steps) {
+  const int warp_row = warp / g.warp_cols, warp_col = warp % g.warp_cols;
+  const int first = warp_row * k_warp_m;
+  if (first >= pp.n || warp_col * k_warp_n >= bp.n_ch || steps <= 0) return;
+  int a_off[k_mt][W::k_lanes][2];
+  a_row_offsets(w, g, pp, first, a_off);
+  const float* b_step = wt_slot + warp_col * k_nt * 32 * mma::k_b_regs;
+  step_operands<W> even, odd;
+  load_step(w, even, xs, koff, 0, a_off, b_step);
+  for (int step = 0; step < steps; step += 2) {
+    if (step + 1 < steps) load_step(w, odd, xs, koff, step + 1, a_off, b_step += k_step_floats);
+    mma_step(w, st, even);
+    if (step + 1 >= steps) break;
+    if (step + 2 < steps) load_step(w, even, xs, koff, step + 2, a_off, b_step += k_step_floats);
+    mma_step(w, st, odd);
   }
 }
 
 /// One block of the convolution with policy `pol` (see the file's header). Shared memory `smem`:
 /// staged x (fp64), the koff table (int), then the policy's region at g.region_offset.
 template <class Exec, class Policy>
-FB_HOST_DEVICE void conv_block(Exec& ex, const geometry& g, const float* x, const float* wt, int64_t block,
-                               unsigned char* smem, const Policy& pol) {
+FB_HOST_DEVICE void conv_block(Exec& ex, const geometry& g, const float* x, const float* wt, const int* koff_tables,
+                               int64_t block, unsigned char* smem, const Policy& pol) {
   const block_pos bp = block_of(g, block);
   if (bp.rows == 0) return;
   double* xs = reinterpret_cast<double*>(smem);
@@ -366,11 +488,12 @@ FB_HOST_DEVICE void conv_block(Exec& ex, const geometry& g, const float* x, cons
         // reuses it.
         if (g.n_chunks > 1 || pp.m0 == 0)
           ex.threads([&](int tid) {
-            for (int k = tid; k < steps * mma::k_k; k += k_threads) koff[k] = koff_of(g, bp.rd, bp.rh, rw, cc, k);
+            const int* table = koff_tables + koff_slot(g, bp.rd, bp.rh, rw, c);
+            for (int k = tid; k < steps * mma::k_k; k += k_threads) koff[k] = load_ro(table + k);
           });
         ex.sync();
         const float* slot = wt + weight_slot(g, bp.rd, bp.rh, rw, bp.group, c) * k_step_floats;
-        ex.warps([&](int warp, const auto& w, auto& st) { warp_chunk(w, st, g, bp, pp, warp, xs, koff, slot, steps); });
+        ex.warps([&](int warp, const auto& w, auto& st) { warp_chunk(w, st, g, bp, pp, warp, smem, koff, slot, steps); });
       }
       ex.warps([&](int warp, const auto& w, auto& st) { pol.store(w, st, bp, pp, warp, region); });
     }
@@ -442,6 +565,7 @@ bool make_geometry(geometry& g, int64_t batch, int64_t c_in, int64_t c_out, int6
           g.n_blocks = batch * g.n_groups * (s * s) * g.h_tiles * g.qd_slots;
           g.wt_items = static_cast<int64_t>(g.n_phases) * g.n_groups * g.n_chunks * g.steps_stride * k_group_nt * 32;
           g.wt_floats = g.wt_items * mma::k_b_regs;
+          g.koff_ints = static_cast<int64_t>(g.n_phases) * g.n_chunks * g.steps_stride * mma::k_k;
           return true;
         }
       }

@@ -10,7 +10,7 @@
 
 namespace fb::fused {
 
-/// T: float or double (the types __ldg serves that the kernels read).
+/// T: float, double or int (the types __ldg serves that the kernels read).
 template <class T>
 FB_HOST_DEVICE T load_ro(const T* p) {
 #if defined(__CUDA_ARCH__)

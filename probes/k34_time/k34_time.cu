@@ -1,0 +1,108 @@
+// Times convt3d_ln_gelu_scale's run_cuda (KernelBench #34) alone at one problem, cold L2, CUDA events,
+// and writes every 251st output to a file: two builds of this probe (two versions of the kernel)
+// run one after another on the GPU host are compared side by side, in time and in values, without a
+// libtorch build or a host-executor run. The gate (scripts/gpu-gate) remains the proof of
+// correctness; this is for choosing between variants within one device call.
+//
+//   k34_time [--batch B] [--reps N] [--sample FILE]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "fused/convt3d_ln_gelu_scale.h"
+
+#define CHECK(x)                                                                       \
+  do {                                                                                 \
+    cudaError_t e_ = (x);                                                              \
+    if (e_ != cudaSuccess) {                                                           \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                    \
+    }                                                                                  \
+  } while (0)
+
+int main(int argc, char** argv) {
+  namespace lgs = fb::fused::convt3d_ln_gelu_scale;
+  lgs::problem p{32, 32, 64, 16, 32, 32, 4, 2, 1, 1e-5, 1.0};
+  int reps = 15;
+  const char* sample_path = nullptr;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--batch")) p.batch = std::atoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--sample")) sample_path = argv[i + 1];
+  }
+  const int64_t k3 = p.kernel_size * p.kernel_size * p.kernel_size;
+  const int64_t n_x = p.batch * p.in_channels * p.depth * p.height * p.width;
+  const int64_t n_w = p.in_channels * p.out_channels * k3;
+  const int64_t d_o = (p.depth - 1) * p.stride - 2 * p.padding + p.kernel_size;
+  const int64_t h_o = (p.height - 1) * p.stride - 2 * p.padding + p.kernel_size;
+  const int64_t n_out = p.batch * p.out_channels * d_o * h_o * p.out_channels;
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(n_x), w(n_w), gamma(p.out_channels), beta(p.out_channels);
+  for (float& v : x) v = u(rng);
+  const float wb = 1.0f / std::sqrt(static_cast<float>(p.out_channels * k3));
+  for (float& v : w) v = wb * u(rng);
+  for (float& v : gamma) v = 2.0f * u(rng);
+  for (float& v : beta) v = 2.0f * u(rng);
+  float *dx, *dw, *dg, *db, *dout;
+  void* dws;
+  char* flush;
+  const std::size_t ws = lgs::workspace_bytes(p), flush_bytes = 256u << 20;
+  CHECK(cudaMalloc(&dx, n_x * 4));
+  CHECK(cudaMalloc(&dw, n_w * 4));
+  CHECK(cudaMalloc(&dg, p.out_channels * 4));
+  CHECK(cudaMalloc(&db, p.out_channels * 4));
+  CHECK(cudaMalloc(&dout, n_out * 4));
+  CHECK(cudaMalloc(&dws, ws));
+  CHECK(cudaMalloc(&flush, flush_bytes));
+  CHECK(cudaMemcpy(dx, x.data(), n_x * 4, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(dw, w.data(), n_w * 4, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(dg, gamma.data(), p.out_channels * 4, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(db, beta.data(), p.out_channels * 4, cudaMemcpyHostToDevice));
+  cudaStream_t s;
+  CHECK(cudaStreamCreate(&s));
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  auto call = [&] { lgs::run_cuda(p, dx, dw, nullptr, dg, db, dout, dws, s); };
+  call();
+  call();
+  CHECK(cudaStreamSynchronize(s));
+  std::vector<float> ms;
+  for (int r = 0; r < reps; ++r) {
+    CHECK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, s));  // a cold L2
+    CHECK(cudaEventRecord(e0, s));
+    call();
+    CHECK(cudaEventRecord(e1, s));
+    CHECK(cudaEventSynchronize(e1));
+    float t = 0;
+    CHECK(cudaEventElapsedTime(&t, e0, e1));
+    ms.push_back(t);
+  }
+  CHECK(cudaGetLastError());
+  std::sort(ms.begin(), ms.end());
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("K34TIME %s B=%lld: median %.3f ms, min %.3f ms, max %.3f ms (%d reps, cold L2)\n", prop.name,
+              (long long)p.batch, ms[ms.size() / 2], ms.front(), ms.back(), reps);
+  if (sample_path) {
+    std::vector<float> out(n_out);
+    CHECK(cudaMemcpy(out.data(), dout, n_out * 4, cudaMemcpyDeviceToHost));
+    std::vector<float> sample;
+    int64_t nan = 0;
+    for (int64_t i = 0; i < n_out; ++i) nan += !std::isfinite(out[i]);
+    for (int64_t i = 0; i < n_out; i += 251) sample.push_back(out[i]);
+    FILE* f = std::fopen(sample_path, "wb");
+    std::fwrite(sample.data(), 4, sample.size(), f);
+    std::fclose(f);
+    std::printf("K34TIME sample of %zu outputs to %s; %lld non-finite outputs\n", sample.size(), sample_path,
+                (long long)nan);
+  }
+  return 0;
+}
