@@ -92,6 +92,9 @@ tally run(const options& opt, rng_t& rng, cudaStream_t stream) {
       p.width = rng.range(150, 300);
       run_case(p, draw_dist(rng), rng, c < 2, false, stream, t);
     }
+    // Items of 33 x 29 planes dealt over the resident blocks, beside the set's 8 x 7 ones.
+    run_case(mg::problem{40, 61, 37, 33, 29, 3, 2, 1, 1, 0.75f}, dist::normal, rng, true, false, stream, t);
+    run_case(mg::problem{40, 61, 37, 33, 29, 5, 3, 4, 2, -1.5f}, dist::offset, rng, false, false, stream, t);
   }
   if (opt.with_default) {
     run_case(mg::problem{16, 64, 128, 128, 128, 3, 2, 1, 1, 0.5f}, dist::uniform, rng, true, opt.bench, stream, t);

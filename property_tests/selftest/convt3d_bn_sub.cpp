@@ -159,9 +159,12 @@ tally run(const options& opt, rng_t& rng, cudaStream_t stream) {
                       run_case(set[i].problem, set[i].bias, static_cast<dist>(set[i].inputs), rng, true, false, stream, t));
   }
   if (opt.extra_boundary) {
-    // Beside the set (too large for the sanitizers): 64 input channels in training; large planes at
-    // the default geometry (8 x 4 x 3 tiles per (b, c)); eval with a single value per channel.
+    // Beside the set (larger, or more of the same): 64 input channels in training; 65 output
+    // channels; 40^3 at k 2 s 2; large planes at the default geometry (8 x 4 x 3 tiles per
+    // (b, c)); eval with a single value per channel.
     go({2, 64, 40, 6, 12, 20, 3, 2, 1, true, 1e-5, 0.1}, false, dist::uniform, false);
+    go({1, 4, 65, 5, 6, 7, 4, 2, 1, true, 1e-5, 0.1}, false, dist::offset, false);
+    go({1, 2, 3, 40, 40, 40, 2, 2, 0, true, 1e-5, 0.1}, false, dist::normal, false);
     go({1, 8, 12, 31, 40, 40, 3, 2, 1, true, 1e-5, 0.1}, true, dist::uniform, false);
     go({1, 3, 4, 1, 1, 1, 1, 1, 0, false, 1e-5, 0.1}, true, dist::uniform, false);
   }
