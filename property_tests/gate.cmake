@@ -64,3 +64,8 @@ endif()
 add_test(NAME verify_stop_keeps_finished_cases
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/verify_stop_test.sh $<TARGET_FILE:fusebench>)
 set_tests_properties(verify_stop_keeps_finished_cases PROPERTIES TIMEOUT 120)
+
+# The gate's sanitizer, stress and liveness judgements, with stand-in tools on the CPU.
+add_test(NAME gpu_gate_dry_run
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/gpu_gate_dry_run_test.sh $<TARGET_FILE:boundary_sets>)
+set_tests_properties(gpu_gate_dry_run PROPERTIES TIMEOUT 300)
