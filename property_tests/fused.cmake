@@ -15,7 +15,7 @@ if(FUSEBENCH_HAVE_CUDA)
   # picked up here without an edit.
   file(GLOB FUSEBENCH_SELFTEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/selftest/*.cpp)
   add_executable(fused_cuda_selftest ${FUSEBENCH_SELFTEST_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/timing_probes.cu
-                 ${CMAKE_CURRENT_LIST_DIR}/ctest_gpu_allocation.cpp)
+                 ${CMAKE_CURRENT_LIST_DIR}/sm_hog.cu ${CMAKE_CURRENT_LIST_DIR}/ctest_gpu_allocation.cpp)
   set_target_properties(fused_cuda_selftest PROPERTIES CUDA_ARCHITECTURES 90)
   target_link_libraries(fused_cuda_selftest PRIVATE fusebench_fused_cuda fusebench_bench_device)
   # One CUDA runtime per process: the shared one (as libtorch uses), not cudart_static as well.

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "harness/bench/runner.h"
@@ -119,6 +120,12 @@ int merge_verify(const merge_options& opt, const std::vector<std::pair<std::stri
              parts.size(), merged.scope.models.size(), merged.scope.cases_per_model, merged.seed, merged.device,
              opt.out);
   print_verify_table(merged, std::cout);
+  if (merged.scope.mode == "fuzz") {  // a shard stopped by its box holds fewer cases than its part plans
+    std::set<std::pair<std::string, int>> ran;
+    for (const verify_case_record& c : merged.cases) ran.emplace(c.model, c.index);
+    std::cout << fmt::format("merge: {} of {} planned cases ran\n", ran.size(),
+                             merged.scope.cases_per_model * static_cast<int64_t>(merged.scope.models.size()));
+  }
   std::cout.flush();
   return print_verdict(merged, std::cout) == 0 ? exit_ok : exit_failure;
 }

@@ -111,6 +111,7 @@ struct verify_run {
   check_options checks;
   verify_report report;
   bool tty = false;
+  int stopped_by = 0;  ///< the signal that stopped the fuzz loop after a case (0: it ran to the end)
 
   /// Records one verdict; prints a failure with its repro line and saves a bundle when asked.
   void record(const model_entry& model, const std::string& implementation, const std::string& against, int index,
@@ -258,9 +259,23 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
   const auto start = std::chrono::steady_clock::now();
   const int total = static_cast<int>(shard.size_of(opt.cases)) * static_cast<int>(models.size());
   int done = 0;
+  // SIGTERM (a time box's `timeout`) or Ctrl-C: finish the current case, keep every finished one,
+  // and mark the report incomplete (its JSON is still written) instead of dying with nothing kept.
+  const bench::interrupt_guard stop_after_case;
+  const auto stopped = [&] {
+    const int signal = bench::stop_signal();
+    if (signal == 0) return false;
+    run.report.complete = false;
+    run.report.incomplete_reason = fmt::format("stopped by {} after {} of {} planned cases",
+                                               bench::signal_name(signal), done, total);
+    run.stopped_by = signal;
+    return true;
+  };
   for (const model_entry* model : models) {
+    if (stopped()) break;
     const std::vector<verify_target> targets = verify_targets(*model, run.device);
     for (int i = shard.index - 1; i < opt.cases; i += shard.count) {
+      if (stopped()) break;
       gen::case_recipe recipe = gen::sample_case(*model, budget, opt.seed, i);
       if (!opt.inputs.empty()) recipe.inputs = *input_distribution_from_string(opt.inputs);
       if (!opt.params.empty()) recipe.params = opt.params == "default" ? ref::param_init::pytorch_default
@@ -677,7 +692,9 @@ int run_verify(const verify_options& opt) {
     write_junit(run.report, f);
   }
   std::cout.flush();
-  return print_verdict(run.report, std::cout) == 0 ? exit_ok : exit_failure;
+  const int verdict = print_verdict(run.report, std::cout);
+  if (run.stopped_by != 0) return 128 + run.stopped_by;  // stopped, its finished cases kept (shell convention)
+  return verdict == 0 ? exit_ok : exit_failure;
 }
 
 }  // namespace

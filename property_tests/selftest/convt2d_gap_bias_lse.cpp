@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "fused/convt2d_gap_bias_lse.h"
+#include "property_tests/selftest/convt2d_gap_bias_lse_boundary.h"
 #include "property_tests/selftest/selftest.h"
 
 namespace fb::selftest {
@@ -65,8 +66,14 @@ gl::problem draw(rng_t& rng) {
 tally run(const options& opt, rng_t& rng, cudaStream_t stream) {
   tally t;
   for (int c = 0; c < opt.cases; ++c) run_case(draw(rng), draw_dist(rng), rng, c < 20, false, stream, t);
-  if (opt.boundary) {
-    // Planes of more than one 4096-element chunk.
+  if (opt.boundary) {  // the declared boundary set (convt2d_gap_bias_lse_boundary.h)
+    const auto set = fb::boundary::convt2d_gap_bias_lse::cases();
+    for (std::size_t i = 0; i < set.size(); ++i)
+      report_boundary("convt2d_gap_bias_lse", i,
+                      run_case(set[i].problem, static_cast<dist>(set[i].inputs), rng, true, false, stream, t));
+  }
+  if (opt.extra_boundary) {
+    // Random planes of more than one 4096-element chunk.
     for (int c = 0; c < std::max(1, opt.cases / 20); ++c) {
       gl::problem p = draw(rng);
       p.batch = rng.range(1, 3);

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "fused/convt2d_mul_gap.h"
+#include "property_tests/selftest/convt2d_mul_gap_boundary.h"
 #include "property_tests/selftest/selftest.h"
 
 namespace fb::selftest {
@@ -76,8 +77,14 @@ mg::problem draw(rng_t& rng) {
 tally run(const options& opt, rng_t& rng, cudaStream_t stream) {
   tally t;
   for (int c = 0; c < opt.cases; ++c) run_case(draw(rng), draw_dist(rng), rng, c < 20, false, stream, t);
-  if (opt.boundary) {
-    // Planes of 22500-90000 elements: one to three work items (32768 elements) per plane.
+  if (opt.boundary) {  // the declared boundary set (convt2d_mul_gap_boundary.h)
+    const auto set = fb::boundary::convt2d_mul_gap::cases();
+    for (std::size_t i = 0; i < set.size(); ++i)
+      report_boundary("convt2d_mul_gap", i,
+                      run_case(set[i].problem, static_cast<dist>(set[i].inputs), rng, true, false, stream, t));
+  }
+  if (opt.extra_boundary) {
+    // Random planes of 22500-90000 elements: one to three work items (32768 elements) per plane.
     for (int c = 0; c < std::max(1, opt.cases / 20); ++c) {
       mg::problem p = draw(rng);
       p.batch = rng.range(1, 3);
@@ -85,15 +92,9 @@ tally run(const options& opt, rng_t& rng, cudaStream_t stream) {
       p.width = rng.range(150, 300);
       run_case(p, draw_dist(rng), rng, c < 2, false, stream, t);
     }
-    // Paths the random sizes do not reach:
-    //  - more items than resident blocks, so blocks stream batches of up to 4 items and a batch's
-    //    items belong to two samples (B=40 x C_in=61 single-item planes, 2440 items);
-    //  - k = 65: tap intervals beyond the 64 cached per block, and an item state (8 + 8 + 4225
-    //    doubles) too large for shared memory, so it lives in the workspace.
+    // Items of 33 x 29 planes dealt over the resident blocks, beside the set's 8 x 7 ones.
     run_case(mg::problem{40, 61, 37, 33, 29, 3, 2, 1, 1, 0.75f}, dist::normal, rng, true, false, stream, t);
     run_case(mg::problem{40, 61, 37, 33, 29, 5, 3, 4, 2, -1.5f}, dist::offset, rng, false, false, stream, t);
-    run_case(mg::problem{2, 3, 5, 8, 8, 65, 1, 0, 0, 0.5f}, dist::uniform, rng, true, false, stream, t);
-    run_case(mg::problem{3, 2, 4, 9, 7, 65, 2, 30, 1, -2.0f}, dist::border_only, rng, false, false, stream, t);
   }
   if (opt.with_default) {
     run_case(mg::problem{16, 64, 128, 128, 128, 3, 2, 1, 1, 0.5f}, dist::uniform, rng, true, opt.bench, stream, t);

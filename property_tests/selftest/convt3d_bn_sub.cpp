@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fused/convt3d_bn_sub.h"
+#include "property_tests/selftest/convt3d_bn_sub_boundary.h"
 #include "property_tests/selftest/selftest.h"
 
 namespace fb::selftest {
@@ -151,35 +152,20 @@ tally run(const options& opt, rng_t& rng, cudaStream_t stream) {
     run_case(p, bias, d, rng, graph, bench, stream, t);
   };
   for (int c = 0; c < opt.cases; ++c) go(draw(rng), rng.next() % 2 == 0, draw_dist(rng), c < 20);
-  if (opt.boundary) {
-    // The kernel's internal boundaries (fused/common/convt3d_tile.cuh: tiles of 2 x 8 x 32 bases
-    // (d, h, w) x 16 channels, input channels staged in chunks when they do not fit, unrolled tap
-    // loops for ceil(k/s) <= 2, generic ones otherwise, partial sums of channel groups that may span
-    // two chunks or of d-slabs inside a channel):
-    //  - input-channel chunks: 24..64 channels at k=3, s=2 (23 fit; at 30 the 1-tap phase's second
-    //    group of 16 channels spans the chunks), and k=7, s=1 (one at a time, slab groups);
-    go({2, 30, 9, 5, 9, 11, 3, 2, 1, true, 1e-5, 0.1}, true, dist::normal, true);
+  if (opt.boundary) {  // the declared boundary set (convt3d_bn_sub_boundary.h)
+    const auto set = fb::boundary::convt3d_bn_sub::cases();
+    for (std::size_t i = 0; i < set.size(); ++i)
+      report_boundary("convt3d_bn_sub", i,
+                      run_case(set[i].problem, set[i].bias, static_cast<dist>(set[i].inputs), rng, true, false, stream, t));
+  }
+  if (opt.extra_boundary) {
+    // Beside the set (larger, or more of the same): 64 input channels in training; 65 output
+    // channels; 40^3 at k 2 s 2; large planes at the default geometry (8 x 4 x 3 tiles per
+    // (b, c)); eval with a single value per channel.
     go({2, 64, 40, 6, 12, 20, 3, 2, 1, true, 1e-5, 0.1}, false, dist::uniform, false);
-    go({1, 5, 7, 6, 9, 12, 7, 1, 3, true, 1e-5, 0.1}, true, dist::sparse, true);
-    go({2, 3, 5, 4, 7, 9, 7, 1, 0, false, 1e-5, 0.1}, true, dist::normal, false);
-    //  - several channel blocks (33, 64 and 65 output channels), partly padded;
-    go({2, 6, 33, 7, 9, 10, 3, 2, 1, true, 1e-5, 0.1}, true, dist::uniform, true);
     go({1, 4, 65, 5, 6, 7, 4, 2, 1, true, 1e-5, 0.1}, false, dist::offset, false);
-    //  - many tiles per (b, c) in every dimension and w rows of more than 32 bases (s = 1, 40^3);
-    go({2, 3, 4, 40, 40, 40, 3, 1, 1, true, 1e-5, 0.1}, true, dist::border_only, true);
     go({1, 2, 3, 40, 40, 40, 2, 2, 0, true, 1e-5, 0.1}, false, dist::normal, false);
-    //  - large planes at the default geometry (several tiles per (b, c), 8 x 4 x 3 of them);
     go({1, 8, 12, 31, 40, 40, 3, 2, 1, true, 1e-5, 0.1}, true, dist::uniform, false);
-    //  - ceil(k/s) = 1 (phases without taps when k < s), 3 (generic loop), 2 with all-two-tap phases;
-    go({3, 5, 6, 9, 10, 11, 2, 4, 0, true, 1e-5, 0.1}, true, dist::normal, true);
-    go({2, 7, 5, 8, 9, 10, 3, 1, 1, true, 1e-5, 0.1}, true, dist::uniform, true);
-    go({2, 7, 5, 8, 9, 10, 4, 2, 1, true, 1e-5, 0.1}, false, dist::offset, true);
-    //  - the training rows launch: 157 x 157 planes in several bands of staged rows (the last one
-    //    short), and rows of 8397 floats, too wide for any band (the unstaged rows launch);
-    go({1, 2, 3, 2, 40, 40, 3, 4, 1, true, 1e-5, 0.1}, true, dist::normal, true);
-    go({2, 2, 3, 1, 3, 2100, 3, 4, 1, true, 1e-5, 0.1}, false, dist::uniform, false);
-    //  - padding past the kernel (crops at both borders), eval with a single value per channel.
-    go({2, 3, 4, 6, 7, 8, 3, 3, 5, true, 1e-5, 0.1}, true, dist::border_only, false);
     go({1, 3, 4, 1, 1, 1, 1, 1, 0, false, 1e-5, 0.1}, true, dist::uniform, false);
   }
   if (opt.with_default) {

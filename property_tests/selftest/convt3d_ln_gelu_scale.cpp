@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fused/convt3d_ln_gelu_scale.h"
+#include "property_tests/selftest/convt3d_ln_gelu_scale_boundary.h"
 #include "property_tests/selftest/selftest.h"
 
 namespace fb::selftest {
@@ -121,7 +122,13 @@ tally run(const options& opt, rng_t& rng, cudaStream_t stream) {
     run_case(p, bias, d, rng, graph, bench, stream, t);
   };
   for (int c = 0; c < opt.cases; ++c) go(draw(rng), rng.next() % 2 == 0, draw_dist(rng), c < 20);
-  if (opt.boundary) {
+  if (opt.boundary) {  // the declared boundary set (convt3d_ln_gelu_scale_boundary.h)
+    const auto set = fb::boundary::convt3d_ln_gelu_scale::cases();
+    for (std::size_t i = 0; i < set.size(); ++i)
+      report_boundary("convt3d_ln_gelu_scale", i,
+                      run_case(set[i].problem, set[i].bias, static_cast<dist>(set[i].inputs), rng, true, false, stream, t));
+  }
+  if (opt.extra_boundary) {
     // The kernel's internal boundaries (fused/common/convt3d_mma_tile.cuh: a block of one d base x
     // tile_h h bases x every w base x <= 64 channels; 4 warps of 32 positions x 32 channels, several
     // position passes when a w phase has more positions than the warps hold; input channels staged

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "fused/convt3d_scale_bn_gap.h"
+#include "property_tests/selftest/convt3d_scale_bn_gap_boundary.h"
 #include "property_tests/selftest/selftest.h"
 
 namespace fb::selftest {
@@ -162,31 +163,18 @@ sb::problem make(int64_t b, int64_t ci, int64_t co, int64_t d, int64_t h, int64_
 tally run(const options& opt, rng_t& rng, cudaStream_t stream) {
   tally t;
   for (int c = 0; c < opt.cases; ++c) run_case(draw(rng), draw_dist(rng), rng, c < 10, false, stream, t);
-  if (opt.boundary) {
-    // Internal boundaries (both modes where it matters):
-    //  - batch tiles of 1, 2, 4, 8, 16 (B = 1, 2, 3, 5, 9, 16) and two tiles (B = 17, 32);
-    //  - input-channel chunks of 8 (C_in = 19) and channel tiles of 32 (C_out = 97);
-    //  - fw chunks of 8 (W' = 17, 18: 9 and 10 half-spectrum columns) and row slabs of 256 rows
-    //    (D x H = 9 x 40);
-    //  - groups of 8 units spanning several row pairs (k = 7, W = 1: W' = 7, 4 columns);
-    //  - n' = 1, k = 1 (the constant's spectrum is 0 off the mean), odd and even n' in each dim;
-    //  - the largest shapes of the fuzz domain (40^3, k 7 and k 1).
-    const int64_t batches[] = {1, 2, 3, 5, 9, 16, 17, 32};
-    for (const int64_t b : batches)
-      run_case(make(b, 5, 37, 3, 4, 5, 3, -1.25, b != 3), draw_dist(rng), rng, b == 17, false, stream, t);
-    run_case(make(2, 19, 97, 5, 6, 7, 4, 2.0, true), dist::normal, rng, true, false, stream, t);
-    run_case(make(3, 19, 97, 5, 6, 7, 4, 0.5, false), dist::uniform, rng, false, false, stream, t);
-    run_case(make(2, 3, 33, 4, 5, 12, 6, 1.5, true), dist::sparse, rng, true, false, stream, t);     // W' = 17
+  if (opt.boundary) {  // the declared boundary set (convt3d_scale_bn_gap_boundary.h)
+    const auto set = fb::boundary::convt3d_scale_bn_gap::cases();
+    for (std::size_t i = 0; i < set.size(); ++i)
+      report_boundary("convt3d_scale_bn_gap", i,
+                      run_case(set[i].problem, static_cast<dist>(set[i].inputs), rng, true, false, stream, t));
+  }
+  if (opt.extra_boundary) {
+    // Beside the set (too large for the sanitizers): the batch tiles of B = 16 and 32, W' = 18, and
+    // the largest shapes of the fuzz domain (40^3, k 7 and k 1).
+    run_case(make(16, 5, 37, 3, 4, 5, 3, -1.25, true), draw_dist(rng), rng, false, false, stream, t);
+    run_case(make(32, 5, 37, 3, 4, 5, 3, -1.25, true), draw_dist(rng), rng, false, false, stream, t);
     run_case(make(2, 3, 33, 4, 5, 14, 5, -2.0, true), dist::border_only, rng, false, false, stream, t);  // W' = 18
-    run_case(make(2, 4, 40, 9, 40, 3, 2, 1.0, true), dist::offset, rng, true, false, stream, t);  // 360 rows
-    run_case(make(3, 4, 40, 9, 40, 3, 2, 1.0, false), dist::normal, rng, false, false, stream, t);
-    run_case(make(4, 6, 35, 5, 3, 1, 7, -0.75, true), dist::uniform, rng, true, false, stream, t);
-    run_case(make(2, 3, 5, 1, 1, 1, 1, 3.0, true), dist::normal, rng, true, false, stream, t);  // n' = 1
-    run_case(make(1, 3, 5, 1, 1, 1, 1, 3.0, false), dist::normal, rng, false, false, stream, t);
-    run_case(make(3, 7, 9, 6, 7, 8, 1, -1.0, true), dist::offset, rng, false, false, stream, t);  // k = 1
-    run_case(make(2, 5, 6, 6, 7, 8, 2, 1.0, true), dist::uniform, rng, false, false, stream, t);  // n' 7x8x9
-    // 40^3, k 7: the x kernel's 226 KB plan (it depends on D, H, W, k only; small B and C keep the
-    // self-test quick under compute-sanitizer).
     run_case(make(3, 8, 40, 40, 40, 40, 7, -3.0, true), dist::uniform, rng, false, false, stream, t);
     run_case(make(2, 3, 5, 40, 40, 40, 1, 1.0, false), dist::offset, rng, false, false, stream, t);
   }

@@ -116,6 +116,8 @@ struct selftest_case {
 struct tally {
   int passed = 0, failed = 0;
   double max_abs = 0.0, max_rel = 0.0;
+  int stress_runs = 0;       ///< perturbed repeats (--stress): runs beside the SM hog
+  int stress_identical = 0;  ///< of them, bitwise identical to the case's first run
 };
 
 /// Host and device share the algorithm (fp64 where it matters): far tighter than the 1e-5 gate.
@@ -124,7 +126,10 @@ inline constexpr double k_rtol = 1e-6;
 
 /// Runs the case twice (outputs poisoned, in-place state reset before each run) and, if `graph`,
 /// once more through a captured CUDA graph; checks canaries, full writes, bitwise determinism, the
-/// graph replay, extra_check, and the device results against the host's at k_atol/k_rtol.
+/// graph replay, extra_check, and the device results against the host's at k_atol/k_rtol. Under
+/// --stress K it then runs the case K more times, each beside an SM hog on another stream that
+/// holds a random number of SMs for a random time (property_tests/sm_hog.h), and requires every
+/// output and in-place buffer bitwise identical to the first run's.
 /// Prints "FAIL <name>: ..." on failure. Returns true when everything held.
 bool check_case(const selftest_case& c, bool graph, cudaStream_t stream, tally& t);
 
@@ -144,9 +149,14 @@ struct options {
   int cases = 300;            ///< random problems per model
   uint64_t seed = 20241122;
   bool with_default = true;   ///< also the KernelBench default sizes
-  bool boundary = true;       ///< the problems that cross each kernel's internal boundaries
+  bool boundary = true;       ///< the model's boundary set (property_tests/selftest/<id>_boundary.h)
+  bool extra_boundary = true; ///< and the random boundary draws beside it (off in --boundary-only, --stress)
   bool bench = false;         ///< time the default sizes (and what the model chooses to time)
 };
+
+/// After boundary problem `index` of `model`'s set ran (`ok`: it passed): prints its BOUNDARY line,
+/// the paths it reached on this device (the gate's coverage report reads them).
+void report_boundary(const std::string& model, std::size_t index, bool ok);
 
 /// A model's self-test: draws and checks its problems, returns the tally.
 using model_run = std::function<tally(const options&, rng_t&, cudaStream_t)>;

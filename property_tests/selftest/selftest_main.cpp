@@ -1,6 +1,14 @@
 // The self-test's framework and main(): every registered model's run_cuda vs its host executor.
 // Without a usable GPU it prints "SKIPPED: no CUDA device" and exits 0.
-// Usage: fused_cuda_selftest [--cases N] [--seed S] [--no-default] [--default-only] [--bench] [--model ID]...
+// Usage: fused_cuda_selftest [--cases N] [--seed S] [--no-default] [--default-only] [--bench]
+//                            [--boundary-only] [--stress K] [--model ID]...
+//   --boundary-only  each model's boundary set alone (property_tests/selftest/<id>_boundary.h): a
+//                    DECLARED line per declared path, a BOUNDARY line per problem with the paths it
+//                    reached on this device, a COVERAGE line per model; exit 1 also when a reachable
+//                    declared path was not reached (what the gate's sanitizer stage runs)
+//   --stress K       the boundary sets and the default sizes, each case then K more times beside the
+//                    SM hog (property_tests/sm_hog.h), bitwise against its first run; a closing
+//                    "stress: runs R, bitwise identical I" line
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,10 +18,14 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <memory>
+#include <set>
 
 #include "fused/common/device_info.h"
 #include "harness/bench/device_timing.h"
+#include "property_tests/selftest/boundary.h"
 #include "property_tests/selftest/selftest.h"
+#include "property_tests/sm_hog.h"
 #include "property_tests/timing_probes.h"
 
 namespace fb::selftest {
@@ -115,13 +127,36 @@ std::vector<float> download(const checked_output& o, std::string& err) {
   return r;
 }
 
-// One run: outputs poisoned and in-place state reset, then `launch` (directly or as a graph).
+// --stress K: the perturbed repeats per case, the hog that perturbs them, and the seed of their draws.
+struct stress_settings {
+  int repeats = 0;
+  uint64_t seed = 0;
+  std::unique_ptr<fb::stress::sm_hog> hog;
+  int case_index = 0;  // perturbations differ from case to case
+};
+stress_settings& stress() {
+  static stress_settings s;
+  return s;
+}
+
+// The device's residency limits, for the boundary paths that depend on them.
+fb::boundary::device_limits& limits() {
+  static fb::boundary::device_limits lim;
+  return lim;
+}
+
+// One run: outputs poisoned and in-place state reset, then `launch` (directly or as a graph; with
+// `hog`, beside the SM hog's perturbation: the hog launched just before or just after it).
 std::vector<std::vector<float>> run_once(const selftest_case& c, cudaStream_t stream, bool as_graph,
-                                         std::string& err) {
+                                         std::string& err, const fb::stress::perturbation* hog = nullptr) {
   for (const checked_output& o : c.outputs)
     if (o.guarded) poison(as_guarded(o));
   if (c.reset) c.reset();
-  if (!as_graph) {
+  if (hog != nullptr) {
+    if (hog->hog_first) stress().hog->launch(*hog);
+    c.launch(stream);
+    if (!hog->hog_first) stress().hog->launch(*hog);
+  } else if (!as_graph) {
     c.launch(stream);
   } else {
     cudaGraph_t g = nullptr;
@@ -142,6 +177,7 @@ std::vector<std::vector<float>> run_once(const selftest_case& c, cudaStream_t st
     FB_CUDA_CHECK(cudaGraphDestroy(g));
   }
   FB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (hog != nullptr) stress().hog->wait();
   FB_CUDA_CHECK(cudaGetLastError());
   std::vector<std::vector<float>> got;
   for (const checked_output& o : c.outputs) got.push_back(download(o, err));
@@ -171,6 +207,24 @@ bool check_case(const selftest_case& c, bool graph, cudaStream_t stream, tally& 
   const std::vector<std::vector<float>> r2 = run_once(c, stream, false, err);
   if (!bitwise_equal(r1, r2)) err += " not-bitwise-deterministic";
   if (graph && !bitwise_equal(r1, run_once(c, stream, true, err))) err += " graph-replay-differs";
+  stress_settings& st = stress();
+  if (st.repeats > 0) {
+    const int case_index = st.case_index++;
+    int identical = 0;
+    std::string first_diff;
+    for (int k = 0; k < st.repeats; ++k) {
+      const fb::stress::perturbation p = st.hog->draw(st.seed + static_cast<uint64_t>(case_index) * 7919u, k);
+      if (bitwise_equal(r1, run_once(c, stream, false, err, &p)))
+        ++identical;
+      else if (first_diff.empty())
+        first_diff = "run " + std::to_string(k + 1) + " (" + p.describe() + ")";
+    }
+    t.stress_runs += st.repeats;
+    t.stress_identical += identical;
+    if (identical != st.repeats)
+      err += " stress: " + std::to_string(st.repeats - identical) + " of " + std::to_string(st.repeats) +
+             " perturbed runs differ from the first run, first " + first_diff;
+  }
   double case_abs = 0.0, case_rel = 0.0;
   for (std::size_t k = 0; k < c.outputs.size(); ++k) {
     const checked_output& o = c.outputs[k];
@@ -241,6 +295,50 @@ double empty_kernel_us(cudaStream_t stream) {
   return median_us([&] { fb::probes::empty_kernel(stream); }, stream, 50);
 }
 
+void report_boundary(const std::string& model, std::size_t index, bool ok) {
+  const auto& sets = fb::boundary::registry();
+  const auto it = sets.find(model);
+  if (it == sets.end()) {
+    std::printf("BOUNDARY %s #%zu %s: no boundary set registered\n", model.c_str(), index, ok ? "ok" : "FAIL");
+    return;
+  }
+  // Space-separated: path names hold commas (template arguments), never spaces.
+  std::printf("BOUNDARY %s #%zu %s: %s\n", model.c_str(), index, ok ? "ok" : "FAIL",
+              fb::boundary::join(it->second.reached(index, limits()), " ").c_str());
+}
+
+/// --boundary-only, before anything runs: every declared path of the model (DECLARED lines), so a
+/// run cut short still says what it should have covered.
+void print_declared(const std::string& model) {
+  const auto& sets = fb::boundary::registry();
+  const auto it = sets.find(model);
+  if (it == sets.end()) return;
+  for (const fb::boundary::path& p : it->second.paths)
+    std::printf("DECLARED %s %s%s%s\n", model.c_str(), p.name.c_str(), p.unreachable.empty() ? "" : " unreachable: ",
+                p.unreachable.c_str());
+}
+
+/// --boundary-only, after a model ran: a COVERAGE line; a
+/// COVERAGE-GAP line per reachable declared path that no problem reached on this device, or per
+/// reached path not declared. Returns the number of gaps.
+int print_coverage(const std::string& model) {
+  const auto& sets = fb::boundary::registry();
+  const auto it = sets.find(model);
+  if (it == sets.end()) {
+    std::printf("COVERAGE-GAP %s: no boundary set declared\n", model.c_str());
+    return 1;
+  }
+  const fb::boundary::model_set& s = it->second;
+  int unreachable = 0;
+  for (const fb::boundary::path& p : s.paths) unreachable += !p.unreachable.empty();
+  const fb::boundary::coverage_gaps g = fb::boundary::gaps_of(s, limits());
+  for (const std::string& name : g.unreached) std::printf("COVERAGE-GAP %s: %s not reached\n", model.c_str(), name.c_str());
+  for (const std::string& name : g.undeclared) std::printf("COVERAGE-GAP %s: %s not declared\n", model.c_str(), name.c_str());
+  std::printf("COVERAGE %s: %zu boundary problems, %zu paths declared (%d unreachable), %zu not reached\n",
+              model.c_str(), s.problem_names.size(), s.paths.size(), unreachable, g.unreached.size());
+  return static_cast<int>(g.unreached.size() + g.undeclared.size());
+}
+
 int register_model(const char* id, model_run run) {
   registry()[id] = std::move(run);
   return static_cast<int>(registry().size());
@@ -257,6 +355,8 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines reach a pipe (the gate's tee) as they are printed
   st::options opt;
   std::vector<std::string> only;
+  bool boundary_only = false;
+  int stress_repeats = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--cases" && i + 1 < argc) {
@@ -270,12 +370,29 @@ int main(int argc, char** argv) {
       opt.boundary = false;
     } else if (a == "--bench") {
       opt.bench = true;
+    } else if (a == "--boundary-only") {
+      boundary_only = true;
+    } else if (a == "--stress" && i + 1 < argc) {
+      stress_repeats = std::atoi(argv[++i]);
+      if (stress_repeats < 1) {
+        std::fprintf(stderr, "fused_cuda_selftest: --stress needs a count >= 1\n");
+        return 2;
+      }
     } else if (a == "--model" && i + 1 < argc) {
       only.emplace_back(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--cases N] [--seed S] [--no-default] [--default-only] [--bench] [--model ID]...\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--cases N] [--seed S] [--no-default] [--default-only] [--bench] [--boundary-only] "
+                   "[--stress K] [--model ID]...\n",
+                   argv[0]);
       return 2;
     }
+  }
+  if (boundary_only || stress_repeats > 0) {  // the declared sets (and, under --stress, the default sizes) only
+    opt.cases = 0;
+    opt.boundary = true;
+    opt.extra_boundary = false;
+    opt.with_default = stress_repeats > 0;
   }
   const auto models = st::registered_models();
   for (const std::string& id : only)
@@ -287,14 +404,27 @@ int main(int argc, char** argv) {
     std::printf("SKIPPED: no CUDA device\n");
     return 0;
   }
-  int passed = 0, failed = 0;
+  int passed = 0, failed = 0, stress_runs = 0, stress_identical = 0, coverage_gaps = 0;
   try {
     cudaDeviceProp prop{};
     FB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("fused_cuda_selftest: %s, %d SMs, seed %llu, %d cases per model, %zu models\n", prop.name,
-                prop.multiProcessorCount, static_cast<unsigned long long>(opt.seed), opt.cases, models.size());
+    std::printf("fused_cuda_selftest: %s, %d SMs, seed %llu, %d cases per model, %zu models%s\n", prop.name,
+                prop.multiProcessorCount, static_cast<unsigned long long>(opt.seed), opt.cases, models.size(),
+                boundary_only ? ", boundary sets only" : stress_repeats > 0 ? ", boundary sets and default sizes under stress" : "");
+    st::limits().sms = prop.multiProcessorCount;
+    st::limits().max_threads_per_sm = prop.maxThreadsPerMultiProcessor;
+    if (stress_repeats > 0) {
+      st::stress().repeats = stress_repeats;
+      st::stress().seed = opt.seed;
+      st::stress().hog = std::make_unique<fb::stress::sm_hog>();
+      std::printf("stress: %d perturbed repeats per case (an SM hog on another stream: 1..%d SMs for 2..400 us, "
+                  "before or after the launch)\n", stress_repeats, st::stress().hog->sms());
+    }
     cudaStream_t stream = nullptr;
     FB_CUDA_CHECK(cudaStreamCreate(&stream));  // blocking: ordered after legacy-stream copies
+    if (boundary_only)
+      for (const auto& [id, run] : models)
+        if (only.empty() || std::find(only.begin(), only.end(), id) != only.end()) st::print_declared(id);
     // A model's line as soon as it is done (with its seconds), so that a run stopped by a time box
     // still says how far it got and which model took the time.
     for (const auto& [id, run] : models) {
@@ -307,12 +437,16 @@ int main(int argc, char** argv) {
                   t.passed, t.failed, t.max_abs, t.max_rel, seconds);
       passed += t.passed;
       failed += t.failed;
+      stress_runs += t.stress_runs;
+      stress_identical += t.stress_identical;
+      if (boundary_only) coverage_gaps += st::print_coverage(id);
     }
     FB_CUDA_CHECK(cudaStreamDestroy(stream));
   } catch (const std::exception& e) {
     std::printf("FAIL: exception: %s\n", e.what());
     return 1;
   }
+  if (stress_repeats > 0) std::printf("stress: runs %d, bitwise identical %d\n", stress_runs, stress_identical);
   std::printf("%d passed, %d failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  return failed == 0 && coverage_gaps == 0 ? 0 : 1;
 }

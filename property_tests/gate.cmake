@@ -1,0 +1,71 @@
+# The GPU gate's boundary sets and liveness controls, and their CPU halves (scripts/gpu-gate runs
+# the GPU halves: property_tests/selftest/boundary.h, property_tests/liveness/controls.cu).
+# Included from property_tests/CMakeLists.txt.
+
+# boundary_sets: every fused model's boundary set as fusebench configs (torch-free, CUDA-free).
+add_executable(boundary_sets ${CMAKE_CURRENT_LIST_DIR}/boundary_sets_main.cpp)
+target_link_libraries(boundary_sets PRIVATE fusebench_fused_host)
+
+# Each model's boundary set through its host executor against the libtorch reference (fusebench
+# verify --device cpu, one case per problem): the host half of what the sanitizer and stress stages
+# run on the GPU. One test per model (the ids from the <id>_boundary.h files), so ctest -j spreads them.
+file(GLOB FUSEBENCH_BOUNDARY_HEADERS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/selftest/*_boundary.h)
+foreach(header ${FUSEBENCH_BOUNDARY_HEADERS})
+  get_filename_component(stem ${header} NAME_WE)
+  string(REGEX REPLACE "_boundary$" "" model ${stem})
+  add_test(NAME boundary_set_host_${model}
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/boundary_sets_host_test.sh $<TARGET_FILE:boundary_sets>
+                   $<TARGET_FILE:fusebench> ${model})
+  set_tests_properties(boundary_set_host_${model} PROPERTIES TIMEOUT 600)
+endforeach()
+
+if(FUSEBENCH_HAVE_CUDA)
+  # The liveness controls: planted defects and their fixed twins, in this test binary only.
+  add_executable(liveness_controls ${CMAKE_CURRENT_LIST_DIR}/liveness/controls.cu ${CMAKE_CURRENT_LIST_DIR}/sm_hog.cu)
+  set_target_properties(liveness_controls PROPERTIES CUDA_ARCHITECTURES 90 CUDA_RUNTIME_LIBRARY Shared)
+  target_include_directories(liveness_controls PRIVATE ${PROJECT_SOURCE_DIR})
+  target_compile_features(liveness_controls PRIVATE cxx_std_17)
+  add_test(NAME liveness_controls_run COMMAND liveness_controls --control fence --runs 3)
+  set_tests_properties(liveness_controls_run PROPERTIES LABELS "cuda")  # a few milliseconds of GPU time: no allocation
+
+  # The compiled code carries the planted defects (and the fixed twins do not), and every fused
+  # kernel that arrives on a counter fences before it: PTX here (CI has no cuobjdump for CUDA 13),
+  # SASS on the GPU host (scripts/gpu-gate). Only the fused sources with atomics are compiled again.
+  set(FUSEBENCH_PTX_FLAGS -arch=sm_90 -std=c++17 -I${PROJECT_SOURCE_DIR} -ptx)
+  set(controls_ptx ${CMAKE_CURRENT_BINARY_DIR}/liveness_controls.ptx)
+  add_custom_command(OUTPUT ${controls_ptx}
+                     COMMAND ${CMAKE_CUDA_COMPILER} ${FUSEBENCH_PTX_FLAGS} -o ${controls_ptx}
+                             ${CMAKE_CURRENT_LIST_DIR}/liveness/controls.cu
+                     DEPENDS ${CMAKE_CURRENT_LIST_DIR}/liveness/controls.cu VERBATIM)
+  set(fused_ptx)
+  file(GLOB FUSEBENCH_FUSED_CU CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/fused/*.cu)
+  foreach(cu ${FUSEBENCH_FUSED_CU})
+    file(READ ${cu} text)
+    if(text MATCHES "atomic(Add|Sub|Inc|Dec|CAS|Exch|Max|Min|And|Or|Xor)|atomic_ref|atom\\.")
+      get_filename_component(stem ${cu} NAME_WE)
+      set(ptx ${CMAKE_CURRENT_BINARY_DIR}/fused_${stem}.ptx)
+      add_custom_command(OUTPUT ${ptx} COMMAND ${CMAKE_CUDA_COMPILER} ${FUSEBENCH_PTX_FLAGS} -o ${ptx} ${cu}
+                         DEPENDS ${cu} VERBATIM)
+      list(APPEND fused_ptx ${ptx})
+    endif()
+  endforeach()
+  add_custom_target(gate_code_checks ALL DEPENDS ${controls_ptx} ${fused_ptx})
+  add_test(NAME liveness_controls_carry_their_defects
+           COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/sass-lint controls ${controls_ptx})
+  add_test(NAME fused_kernels_fence_before_arrival
+           COMMAND bash -c "cat \"$@\" | python3 ${PROJECT_SOURCE_DIR}/scripts/sass-lint fences -" _ ${fused_ptx})
+  # The lint itself is live: the fence control's defective kernel fails it.
+  add_test(NAME fence_lint_catches_the_control
+           COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/sass-lint fences --match fence_kernel ${controls_ptx})
+  set_tests_properties(fence_lint_catches_the_control PROPERTIES WILL_FAIL TRUE)
+endif()
+
+# A verify shard stopped by its box keeps its finished cases (what the gate's verify stage needs).
+add_test(NAME verify_stop_keeps_finished_cases
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/verify_stop_test.sh $<TARGET_FILE:fusebench>)
+set_tests_properties(verify_stop_keeps_finished_cases PROPERTIES TIMEOUT 120)
+
+# The gate's sanitizer, stress and liveness judgements, with stand-in tools on the CPU.
+add_test(NAME gpu_gate_dry_run
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/gpu_gate_dry_run_test.sh $<TARGET_FILE:boundary_sets>)
+set_tests_properties(gpu_gate_dry_run PROPERTIES TIMEOUT 300)
