@@ -66,6 +66,9 @@ std::string id_of(const chart& c) { return c.device_slug + "--" + c.model; }
 
 std::string px(double x) { return fmt::format("{:.1f}", x); }
 
+/// "1 run", "8 runs".
+std::string count_of(std::size_t n, std::string_view noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
+
 /// A value axis: linear or log, with ticks.
 class value_axis {
  public:
@@ -318,10 +321,10 @@ void render_chart(std::ostream& out, const history& h, const chart& c, const std
     const run_series& s = h.series[i];
     const std::string dash = dash_of(config_rank(s));
     out << fmt::format(
-        R"(<li><svg xmlns="http://www.w3.org/2000/svg" width="28" height="10"><line x1="0" y1="5" x2="28" y2="5" stroke="{}" stroke-width="3"{}/></svg> {} <span class="muted">({} runs{})</span></li>)",
+        R"(<li><svg xmlns="http://www.w3.org/2000/svg" width="28" height="10"><line x1="0" y1="5" x2="28" y2="5" stroke="{}" stroke-width="3"{}/></svg> {} <span class="muted">({}{})</span></li>)",
         colour_of(s.implementation, fused_names), dash.empty() ? std::string() : fmt::format(R"( stroke-dasharray="{}")", dash),
-        escaped(s.get_name()), s.points.size(),
-        s.steps.empty() ? std::string() : fmt::format(", {} step{}", s.steps.size(), s.steps.size() == 1 ? "" : "s"))
+        escaped(s.get_name()), count_of(s.points.size(), "run"),
+        s.steps.empty() ? std::string() : ", " + count_of(s.steps.size(), "step"))
         << "\n";
   }
   out << R"(<li><svg xmlns="http://www.w3.org/2000/svg" width="28" height="10"><line x1="0" y1="5" x2="28" y2="5" stroke="#000000" stroke-width="1.2" stroke-dasharray="4 3"/></svg> floor</li>)"
@@ -361,12 +364,15 @@ void render_runs_table(std::ostream& out, const history& h) {
   for (std::size_t i = 0; i < h.runs.size(); ++i) {
     const run_record& r = h.runs[i];
     const std::string caveat = r.get_caveat();
+    std::vector<std::string> sources;
+    for (const std::string& source : r.sources) sources.push_back(escaped(source));
+    const std::string files = fmt::format("{}", fmt::join(sources, "<br/>"));
     out << fmt::format("<tr{}><td class=\"num\">{}</td><td>{}</td><td title=\"{}\">{}{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                       "<td>{}</td><td>{}</td></tr>\n",
+                       "<td>{}</td><td class=\"files\">{}</td></tr>\n",
                        caveat.empty() ? "" : " class=\"caveat\"", i + 1, escaped(r.device), escaped(r.commit),
                        escaped(r.get_short_commit()), r.commit_in_repository ? "" : " (not in the repository)",
                        escaped(r.date), escaped(r.sweep), escaped(r.hostname),
-                       caveat.empty() ? "complete" : escaped(caveat), escaped(fmt::format("{}", fmt::join(r.sources, ", "))));
+                       caveat.empty() ? "complete" : escaped(caveat), files);
   }
   out << "</tbody>\n</table>\n";
 }
@@ -378,6 +384,7 @@ h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; } h3 { font-size
 table { border-collapse: collapse; margin: 8px 0; font-size: 13px; }
 th, td { border-bottom: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.files { font-size: 11px; color: #444; }
 td.commits { white-space: nowrap; font-family: ui-monospace, monospace; font-size: 12px; }
 tr.slower td { background: #fdecea; } tr.faster td { background: #e9f5ec; } tr.caveat td { background: #fff6db; }
 svg.chart { display: block; font: 11px system-ui, sans-serif; }
@@ -406,8 +413,8 @@ std::string render_history_html(const history& h) {
       << page_style << "</style>\n</head>\n<body>\n<h1>Performance history</h1>\n";
   std::set<std::string> devices;
   for (const run_record& r : h.runs) devices.insert(r.device);
-  out << fmt::format("<p>{} runs on {}, {} series, {} charts. {}</p>\n", h.runs.size(),
-                     escaped(fmt::format("{}", fmt::join(devices, ", "))), h.series.size(), h.charts.size(),
+  out << fmt::format("<p>{} on {}, {} series, {}. {}</p>\n", count_of(h.runs.size(), "run"),
+                     escaped(fmt::format("{}", fmt::join(devices, ", "))), h.series.size(), count_of(h.charts.size(), "chart"),
                      escaped(h.ordering));
   out << fmt::format(
       "<p class=\"method\">Steps: binary segmentation of each series' run medians (log scale); a change point is kept "

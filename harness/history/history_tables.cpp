@@ -33,7 +33,7 @@ const series_step* step_at(const run_series& s, std::size_t run) {
 }  // namespace
 
 std::string describe_step(const history& h, const run_series& s, const series_step& step) {
-  return fmt::format("{} {} {}: {}..{} {} -> {} ({:.3g}x, p {:.2g}; {} -> {} runs)", s.device, s.model, s.get_name(),
+  return fmt::format("{} {} {}: {}..{} {} -> {} ({:.3g}x, p {:.2g}; runs per level {} -> {})", s.device, s.model, s.get_name(),
                      h.runs[step.last_run_before].get_short_commit(), h.runs[step.first_run_after].get_short_commit(),
                      format_time(step.before_median), format_time(step.after_median), step.ratio, step.p_value,
                      step.level_before_runs, step.level_after_runs);
