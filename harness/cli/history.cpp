@@ -42,14 +42,16 @@ int run_history(const history_options& options) {
     settings.steps.alpha = options.alpha;
     settings.clean_runs_only = options.clean_runs_only;
     settings.gpus = options.gpus;
+    if (options.paths.empty()) throw history::history_error("no PATH given: name results files or folders");
     std::vector<std::string> skipped;
     std::vector<history::loaded_results> files = history::load_results_files(options.paths, skipped);
     const std::filesystem::path repository =
         options.no_git ? std::filesystem::path()
                        : !options.repository.empty() ? options.repository : history::find_repository(options.paths.front());
-    if (!options.repository.empty() && history::read_commit_order(options.repository).empty())
+    const history::commit_order commits = history::read_commit_order(repository);
+    if (!options.no_git && !options.repository.empty() && commits.empty())
       throw history::history_error(fmt::format("--repo {}: not a git repository with commits", options.repository));
-    history::history h = history::build_history(std::move(files), history::read_commit_order(repository), settings);
+    history::history h = history::build_history(std::move(files), commits, settings);
     h.skipped_files = std::move(skipped);
 
     std::error_code ec;

@@ -184,7 +184,7 @@ fs::path find_repository(const fs::path& path) {
   std::error_code ec;
   const fs::path folder = fs::is_directory(path, ec) ? path : path.parent_path();
   const std::optional<std::string> top = command_output(
-      fmt::format("git -C {} rev-parse --show-toplevel 2>/dev/null", shell_quoted(folder.empty() ? "." : folder.string())));
+      fmt::format("exec 2>/dev/null; git -C {} rev-parse --show-toplevel", shell_quoted(folder.empty() ? "." : folder.string())));
   if (!top) return {};
   std::string text = *top;
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
@@ -195,7 +195,7 @@ commit_order read_commit_order(const fs::path& repository) {
   commit_order commits;
   if (repository.empty()) return commits;
   const std::optional<std::string> log = command_output(fmt::format(
-      "git -C {} log --all --topo-order --reverse --format='%H %ct' 2>/dev/null", shell_quoted(repository.string())));
+      "exec 2>/dev/null; git -C {} log --all --topo-order --reverse --format='%H %ct'", shell_quoted(repository.string())));
   if (!log) return commits;
   std::istringstream lines(*log);
   std::string hash;

@@ -46,7 +46,7 @@ std::string dash_of(std::size_t config_rank) {
   return dashes[config_rank % (sizeof dashes / sizeof dashes[0])];
 }
 
-/// Text for XML content and attribute values.
+/// Text for XML content and attribute values. ('&#39;', not '&apos;': HTML 4 parsers lack the latter.)
 std::string escaped(std::string_view text) {
   std::string out;
   for (char ch : text) {
@@ -56,7 +56,10 @@ std::string escaped(std::string_view text) {
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&#39;"; break;
-      default: out += ch;
+      default:
+        // XML 1.0 allows no control characters but tab, newline and carriage return (a message may hold one).
+        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') out += ' ';
+        else out += ch;
     }
   }
   return out;
