@@ -50,7 +50,7 @@ int run_history(const history_options& options) {
                        : !options.repository.empty() ? options.repository : history::find_repository(options.paths.front());
     const history::commit_order commits = history::read_commit_order(repository);
     if (!options.no_git && !options.repository.empty() && commits.empty())
-      throw history::history_error(fmt::format("--repo {}: not a git repository with commits", options.repository));
+      throw history::history_error(fmt::format("--repo {}: not a git repository with commits", options.repository.string()));
     history::history h = history::build_history(std::move(files), commits, settings);
     h.skipped_files = std::move(skipped);
 
