@@ -22,6 +22,10 @@ add_library(fusebench_reporting STATIC
   ${FUSEBENCH_REPORTING_DIR}/stats/summary.cpp
   ${FUSEBENCH_REPORTING_DIR}/stats/mann_whitney.cpp
   ${FUSEBENCH_REPORTING_DIR}/stats/ratio_interval.cpp
+  ${FUSEBENCH_REPORTING_DIR}/stats/change_points.cpp
+  ${FUSEBENCH_REPORTING_DIR}/history/history_model.cpp
+  ${FUSEBENCH_REPORTING_DIR}/history/history_page.cpp
+  ${FUSEBENCH_REPORTING_DIR}/history/history_tables.cpp
   ${FUSEBENCH_REPORTING_DIR}/printers/detail/format.cpp
   ${FUSEBENCH_REPORTING_DIR}/printers/markdown_printer.cpp
   ${FUSEBENCH_REPORTING_DIR}/printers/csv_printer.cpp
@@ -42,10 +46,11 @@ if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   target_compile_options(fusebench_reporting PRIVATE -Wall -Wextra -Wpedantic)
 endif()
 
-# The `report` and `compare` subcommands, linked into the fusebench executable by main.cpp.
+# The `report`, `compare` and `history` subcommands, linked into the fusebench executable by main.cpp.
 add_library(fusebench_reporting_cli STATIC
   ${FUSEBENCH_REPORTING_DIR}/cli/report.cpp
-  ${FUSEBENCH_REPORTING_DIR}/cli/compare.cpp)
+  ${FUSEBENCH_REPORTING_DIR}/cli/compare.cpp
+  ${FUSEBENCH_REPORTING_DIR}/cli/history.cpp)
 target_link_libraries(fusebench_reporting_cli PUBLIC fusebench_reporting)
 if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   target_compile_options(fusebench_reporting_cli PRIVATE -Wall -Wextra -Wpedantic)

@@ -20,7 +20,7 @@ check "typo exits 2 (got $rc)" test "$rc" -eq 2
 check "typo names the word and suggests verify: $err" grep -q "^fusebench: error: unknown subcommand 'verfy'; did you mean 'verify'?" <<<"$err"
 check "typo error is one line" test "$(wc -l <<<"$err")" -eq 1
 err=$("$fb" frobnicate 2>&1 >/dev/null)
-check "a far word lists the subcommands: $err" grep -q "unknown subcommand 'frobnicate' (subcommands: list, verify, bench, report, compare, merge)" <<<"$err"
+check "a far word lists the subcommands: $err" grep -q "unknown subcommand 'frobnicate' (subcommands: list, verify, bench, report, compare, merge, history)" <<<"$err"
 err=$("$fb" 2>&1 >/dev/null); rc=$?
 check "no subcommand exits 2 with one line (rc $rc)" test "$rc" -eq 2 -a "$(wc -l <<<"$err")" -eq 1
 err=$("$fb" bench --no-such-option 2>&1 >/dev/null); rc=$?

@@ -23,6 +23,7 @@ void add_bench_command(CLI::App& app, command_action& run);
 void add_report_command(CLI::App& app, command_action& run);
 void add_compare_command(CLI::App& app, command_action& run);
 void add_merge_command(CLI::App& app, command_action& run);
+void add_history_command(CLI::App& app, command_action& run);
 
 /// A CLI11 check refusing an empty value (`--shard ""` would otherwise read as "not given"): the
 /// parse error then says "<flag>: an empty value; give <what>".

@@ -121,6 +121,7 @@ int main(int argc, char** argv) {
   fb::cli::add_report_command(app, run);
   fb::cli::add_compare_command(app, run);
   fb::cli::add_merge_command(app, run);
+  fb::cli::add_history_command(app, run);
 
   std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());

@@ -14,15 +14,7 @@ namespace {
 
 using namespace report;
 
-std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"') out += '"';  // RFC 4180: a quote inside a quoted field is doubled
-    out += ch;
-  }
-  return out + "\"";
-}
+using detail::csv_field;
 
 std::string number(double x) { return std::isfinite(x) ? fmt::format("{}", x) : std::string(); }
 

@@ -86,4 +86,14 @@ std::string markdown_cell(std::string_view text) {
   return out;
 }
 
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"') out += '"';  // RFC 4180: a quote inside a quoted field is doubled
+    out += ch;
+  }
+  return out + "\"";
+}
+
 }  // namespace fb::printers::detail

@@ -51,4 +51,7 @@ struct time_unit {
 /// Escapes the characters that would break a Markdown table cell (`|`, newlines).
 [[nodiscard]] std::string markdown_cell(std::string_view text);
 
+/// An RFC 4180 CSV field: quoted when it holds a comma, a quote or a newline (a quote inside doubled).
+[[nodiscard]] std::string csv_field(std::string_view text);
+
 }  // namespace fb::printers::detail

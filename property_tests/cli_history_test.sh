@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# End-to-end checks of `fusebench history` on the repository's own results: the page parses as XML
+# (python3's parser), holds one chart per (GPU, model) and every series of history.csv, names #15's
+# steps, and bad or mixed input exits 2 with one line.
+set -u
+fb="$1"
+src="$2"
+fail=0
+check() {  # check NAME CONDITION...
+  local name="$1"; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$fb" history "$src/reports" --out "$tmp/all" >"$tmp/all.log" 2>&1
+check "history of reports/ exits 0" test $? -eq 0
+for f in index.html history.md history.csv; do check "wrote $f" test -s "$tmp/all/$f"; done
+check "#15's 1.13 ms -> 873 us step is printed" grep -q "NVIDIA H100 80GB HBM3 convt3d_bn_sub fused_cuda default: 40f9cd5-dirty..20dcfc3-dirty 1.13 ms -> 873.1 us" "$tmp/all.log"
+check "the H100 and the H200 are both there" grep -q "NVIDIA H200" "$tmp/all/history.md"
+
+# The page: well-formed XML, one chart per (GPU, model) of the CSV, every series of the CSV drawn,
+# no external reference (no script, no link, no http).
+python3 - "$tmp/all/index.html" "$tmp/all/history.csv" <<'PY'
+import csv, sys, xml.etree.ElementTree as ET
+page, table = sys.argv[1], sys.argv[2]
+root = ET.parse(page).getroot()  # raises on anything not well-formed
+svg = "{http://www.w3.org/2000/svg}"
+xhtml = "{http://www.w3.org/1999/xhtml}"
+charts = [e for e in root.iter(svg + "svg") if e.get("class") == "chart"]
+drawn_charts = {(c.get("data-gpu"), c.get("data-model")) for c in charts}
+rows = list(csv.DictReader(open(table, newline="")))
+expected_charts = {(r["gpu"], r["model"]) for r in rows}
+assert len(charts) == len(drawn_charts), "a (GPU, model) drawn twice"
+assert drawn_charts == expected_charts, (drawn_charts ^ expected_charts)
+for c in charts:
+    # Every series of the CSV, with one marker per CSV row (point) in the time panel.
+    want = {}
+    for r in rows:
+        if (r["gpu"], r["model"]) == (c.get("data-gpu"), c.get("data-model")):
+            name = r["implementation"] + " " + r["config_label"] + ("" if r["config_variant"] == "1" else " (config %s)" % r["config_variant"])
+            want[name] = want.get(name, 0) + 1
+    drawn = {}
+    for g in c.iter(svg + "g"):
+        if g.get("class") == "series":
+            drawn[g.get("data-series")] = sum(1 for e in g if e.get("class") == "point")
+    assert drawn == want, (c.get("data-model"), drawn, want)
+for tag in ("script", "link", "img", "iframe"):
+    assert not list(root.iter(xhtml + tag)), tag
+text = open(page).read()
+assert "http://" not in text.replace("http://www.w3.org/", ""), "a network reference"
+assert "https://" not in text, "a network reference"
+steps = [tr for tr in root.iter(xhtml + "tr") if tr.get("class") in ("slower", "faster")]
+assert any("convt3d_bn_sub" in "".join(tr.itertext()) and "1.13 ms" in "".join(tr.itertext()) for tr in steps), "no #15 step row"
+print("page: %d charts, %d step rows" % (len(charts), len(steps)))
+PY
+check "index.html is well-formed, one chart per (GPU, model), every series, no network" test $? -eq 0
+
+# One GPU only.
+"$fb" history "$src/reports" --gpu nvidia-h200 --out "$tmp/h200" >/dev/null 2>&1
+check "--gpu nvidia-h200 exits 0" test $? -eq 0
+check "--gpu keeps only the H200" bash -c "! grep -q 'H100' '$tmp/h200/history.csv'"
+
+# Bad usage and bad or mixed input: exit 2 and one line on stderr, nothing written.
+one_line_exit2() {  # one_line_exit2 NAME ARGS...
+  local name="$1"; shift
+  local e rc
+  e=$("$fb" "$@" 2>&1 >/dev/null)
+  rc=$?
+  check "$name exits 2 (got $rc)" test "$rc" -eq 2
+  check "$name is one line" test "$(wc -l <<<"$e")" -eq 1
+}
+one_line_exit2 "missing path" history "$tmp/nothing-here" --out "$tmp/x"
+printf '{"schema": "fusebench-results", "version": 2' >"$tmp/truncated.json"
+one_line_exit2 "truncated results file" history "$tmp/truncated.json" --out "$tmp/x"
+mkdir -p "$tmp/mixed"
+cp "$src/reports/nvidia-h100-80gb-hbm3/results.json" "$tmp/mixed/a.json"
+sed 's/"median": 0.000533/"median": 0.000433/' "$src/reports/nvidia-h100-80gb-hbm3/results.json" >"$tmp/mixed/b.json"
+one_line_exit2 "two files holding one run with different contents" history "$tmp/mixed" --out "$tmp/x"
+sed 's/"shard": "1\/1"/"shard": "1\/2"/' "$src/reports/nvidia-h100-80gb-hbm3/results.json" >"$tmp/shard.json"
+one_line_exit2 "a shard" history "$tmp/shard.json" --out "$tmp/x"
+one_line_exit2 "a JSON file that is not a results file, named" history "$src/reports/nvidia-h100-80gb-hbm3/gbench.json" --out "$tmp/x"
+one_line_exit2 "an unknown GPU" history "$src/reports" --gpu nvidia-a100 --out "$tmp/x"
+one_line_exit2 "a negative --min-effect" history "$src/reports" --min-effect -1 --out "$tmp/x"
+one_line_exit2 "no --out" history "$src/reports"
+check "nothing written for bad input" test ! -e "$tmp/x"
+"$fb" history --help >"$tmp/help.txt" 2>&1
+check "--help ends with examples" grep -q "Examples:" "$tmp/help.txt"
+
+# Atomic output: a second render replaces the files and leaves no temporary behind.
+"$fb" history "$src/reports" --out "$tmp/all" >/dev/null 2>&1
+check "re-render exits 0" test $? -eq 0
+check "no temporary files left" test -z "$(find "$tmp/all" -name '*.tmp')"
+exit $fail
