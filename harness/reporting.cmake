@@ -30,7 +30,7 @@ add_library(fusebench_reporting STATIC
   ${FUSEBENCH_REPORTING_DIR}/report/report_model.cpp
   ${FUSEBENCH_REPORTING_DIR}/report/compare.cpp
   ${FUSEBENCH_REPORTING_DIR}/bench/bench_state.cpp
-  ${FUSEBENCH_REPORTING_DIR}/bench/interrupt.cpp
+  ${FUSEBENCH_REPORTING_DIR}/process/interrupt.cpp
   ${FUSEBENCH_REPORTING_DIR}/bench/repetition_policy.cpp
   ${FUSEBENCH_REPORTING_DIR}/bench/progress.cpp
   ${FUSEBENCH_REPORTING_DIR}/bench/host_timing.cpp)

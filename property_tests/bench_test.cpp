@@ -9,7 +9,7 @@
 #include <memory>
 #include <sstream>
 
-#include "harness/bench/interrupt.h"
+#include "harness/process/interrupt.h"
 #include "harness/bench/runner.h"
 #include "harness/registry.h"
 #include "harness/resources.h"
@@ -317,7 +317,7 @@ TEST(bench, an_interrupted_run_keeps_its_finished_cases_and_is_marked_incomplete
   settings.progress_out = &log;
   bench::bench_summary summary;
   {
-    const bench::interrupt_guard guard;  // the real handler: it only records the signal
+    const interrupt_guard guard;  // the real handler: it only records the signal
     summary = bench::run_bench(points, settings);
   }
   EXPECT_EQ(summary.interrupted_by, SIGINT);

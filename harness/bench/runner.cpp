@@ -20,7 +20,7 @@
 #include <stdexcept>
 
 #include "harness/bench/bench_state.h"
-#include "harness/bench/build_info.h"
+#include "harness/process/build_info.h"
 #include "harness/bench/progress.h"
 #include "harness/bench/timed_call.h"
 #include "harness/device.h"
@@ -96,7 +96,7 @@ struct run_context {
   /// Unwinds to the case loop once a stop was requested: between cases and after a timed sample.
   void check_stop() const {
     if (const int signal = settings.stop_signal ? settings.stop_signal() : 0; signal != 0)
-      throw bench_interrupted(signal);
+      throw run_interrupted(signal);
   }
 };
 
@@ -226,7 +226,7 @@ void warm_up(const repetition_policy& policy, int calls, const std::function<dou
 /// Warm-up, then samples through Google Benchmark; `call(i)` runs repetition i. `prepare(i)`
 /// (optional) runs before every call, outside the timed region: it frees what the previous call
 /// returned, or poisons the output the call will write. A requested stop ends it after the current
-/// sample (bench_interrupted).
+/// sample (run_interrupted).
 timing_stats time_implementation(run_context& ctx, const case_plan& plan, const case_result& row,
                                  const std::function<void(std::size_t)>& call,
                                  const std::function<void(std::size_t)>& prepare = {}) {
@@ -266,7 +266,7 @@ void time_references(run_context& ctx, const case_plan& plan, const std::vector<
           },
           [&](std::size_t) { keep = ref::forward_result{}; });
       row.outcome = outcome::passed;
-    } catch (const bench_interrupted&) {
+    } catch (const run_interrupted&) {
       throw;
     } catch (const std::exception& e) {
       row.outcome = outcome::failed;
@@ -361,7 +361,7 @@ void time_fused(run_context& ctx, const case_plan& plan, const std::vector<model
     const double peak = plan.state.get_arithmetic_unit() == arithmetic_unit::fp64_mma ? ctx.calibration.fp64_mma_peak
                                                                                        : ctx.calibration.fp32_peak;
     row.floor = plan.state.get_floor(ctx.calibration.bandwidth, peak, row.stats->median);
-  } catch (const bench_interrupted&) {
+  } catch (const run_interrupted&) {
     throw;
   } catch (const std::exception& e) {
     row.outcome = outcome::failed;
@@ -583,7 +583,7 @@ void run_points(const std::vector<bench_point>& points, const bench_settings& se
   run_context ctx{settings, calibration, timer, writer, prog, log, summary};
   try {
     for (const bench_point& point : points) run_point(ctx, point);
-  } catch (const bench_interrupted& stop) {
+  } catch (const run_interrupted& stop) {
     prog.finish();
     summary.interrupted_by = stop.get_signal();
     writer.mark_incomplete(fmt::format("interrupted by {} after {} of {} cases", signal_name(stop.get_signal()),
