@@ -22,7 +22,7 @@ add_library(fusebench_reporting STATIC
   ${FUSEBENCH_REPORTING_DIR}/stats/summary.cpp
   ${FUSEBENCH_REPORTING_DIR}/stats/mann_whitney.cpp
   ${FUSEBENCH_REPORTING_DIR}/stats/ratio_interval.cpp
-  ${FUSEBENCH_REPORTING_DIR}/printers/detail/format.cpp
+  ${FUSEBENCH_REPORTING_DIR}/format/number_format.cpp
   ${FUSEBENCH_REPORTING_DIR}/printers/markdown_printer.cpp
   ${FUSEBENCH_REPORTING_DIR}/printers/csv_printer.cpp
   ${FUSEBENCH_REPORTING_DIR}/printers/chart_printer.cpp

@@ -93,10 +93,10 @@ struct verify_run {
     verify_case_record rec{model.id,
                            implementation,
                            index,
-                           judged != nullptr ? judged->first.config : recipe.config,
+                           judged != nullptr ? judged->first.config.canonical : recipe.config,
                            recipe.seed,
                            std::string(to_string(recipe.inputs)),
-                           recipe.params == ref::param_init::randomized ? "random" : "default",
+                           std::string(to_string(recipe.params)),
                            r.result,
                            r.rule,
                            r.message,
@@ -238,10 +238,10 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
     for (int i = shard.index - 1; i < opt.cases; i += shard.count) {
       gen::case_recipe recipe = gen::sample_case(*model, budget, opt.seed, i);
       if (!opt.inputs.empty()) recipe.inputs = *input_distribution_from_string(opt.inputs);
-      if (!opt.params.empty()) recipe.params = opt.params == "default" ? ref::param_init::pytorch_default
-                                                                        : ref::param_init::randomized;
+      if (!opt.params.empty()) recipe.params = *param_init_from_string(opt.params);
       const auto run_case = [&] {
-        const bool affordable = oracle_affordable(*model, model->canonicalize(recipe.config));
+        const parsed_config config = model->parse(recipe.config);
+        const bool affordable = oracle_affordable(*model, config);
         gen::case_recipe reference_recipe = recipe;
         if (!affordable) {
           reference_recipe = gen::sample_case(*model, fuzz_budget::oracle(), opt.seed ^ 0x0AC1Eull, i);
@@ -253,7 +253,7 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
         const auto prep_start = std::chrono::steady_clock::now();
         if (has_fused(targets) > 0) {
           try {
-            prepared = prepare_case(*model, recipe, run.device);
+            prepared = prepare_case(*model, config, recipe, run.device);
             conditioning = case_conditioning(*model, prepared->first, run.device);
           } catch (const std::exception& e) {
             record_unprepared(run, *model, targets, i, recipe, one_line(e));
@@ -296,34 +296,33 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
 }
 
 /// One given config (--config), with `cases` seeds, or exactly the --case-seed; or a user's tensors.
-void run_config(verify_run& run, const model_entry& model, const json& config,
+void run_config(verify_run& run, const model_entry& model, const parsed_config& config,
                 const std::optional<tensor_map>& user_tensors) {
   const verify_options& opt = run.opt;
   const std::vector<verify_target> targets = verify_targets(model, run.device);
-  const json canonical = model.canonicalize(config);
-  const bool affordable = oracle_affordable(model, canonical);
+  const bool affordable = oracle_affordable(model, config);
   if (!affordable)
     run.report.notes.push_back(fmt::format(
         "{}: the reference's semantics are checked against the fp64 loop oracle on oracle-sized fuzz cases; this "
         "config ({:.3g} conv-output elements, {:.3g} MACs) is above the oracle's budget, so only the fused "
         "implementations are judged here",
-        model.id, model.problem_size(canonical), model.conv_macs(canonical)));
+        model.id, model.problem_size(config), model.conv_macs(config)));
   if (has_fused(targets) == 0)
     run.report.notes.push_back(fmt::format("{}: no fused implementation on {}", model.id, to_string(run.device)));
   const int n = opt.case_seed || user_tensors ? 1 : opt.cases;
   for (int i = 0; i < n; ++i) {
     gen::case_recipe recipe;
-    recipe.config = canonical;
+    recipe.config = config.canonical;
     recipe.seed = opt.case_seed.value_or(opt.seed + static_cast<uint64_t>(i));
     recipe.inputs = opt.inputs.empty() ? input_distribution::uniform : *input_distribution_from_string(opt.inputs);
-    recipe.params = opt.params == "default" ? ref::param_init::pytorch_default : ref::param_init::randomized;
+    recipe.params = opt.params.empty() ? ref::param_init::randomized : *param_init_from_string(opt.params);
     std::optional<judged_case> prepared;
     const auto prep_start = std::chrono::steady_clock::now();
     try {
       judged_case c;
-      c.first = user_tensors ? case_from_tensors(model, canonical, *user_tensors) : gen::make_case(model, recipe);
+      c.first = user_tensors ? case_from_tensors(model, config, *user_tensors) : gen::make_case(model, config, recipe);
       if (has_fused(targets) > 0) {
-        c.fresh = gen::make_fresh_case(model, recipe);
+        c.fresh = gen::make_fresh_case(model, config, recipe);
         c.first_expected = reference_expectations(model, c.first, run.device);
         c.fresh_expected = reference_expectations(model, c.fresh, run.device);
       }
@@ -342,29 +341,23 @@ void run_config(verify_run& run, const model_entry& model, const json& config,
   }
 }
 
-/// A repro bundle's config.json: the bundle's implementation on its saved tensors, once.
-void run_bundle(verify_run& run, const std::string& path, const json& meta_in) {
-  const json& meta = meta_in;
-  const model_entry& model = find_model(meta.at("model").get<std::string>());
-  require_fits_in_memory(model, model.canonicalize(meta.at("config")), run.device);
-  const loaded_bundle b = load_repro_bundle(path);
-  const std::string impl_name = meta.at("implementation").get<std::string>();
-  gen::case_recipe recipe;
-  recipe.config = model.canonicalize(meta.at("config"));
-  recipe.seed = meta.at("case_seed").get<uint64_t>();
-  recipe.inputs = input_distribution_from_string(meta.value("inputs", std::string("uniform"))).value_or(input_distribution::uniform);
-  recipe.params = meta.value("params", std::string("random")) == "default" ? ref::param_init::pytorch_default
-                                                                           : ref::param_init::randomized;
+/// A repro bundle (its config.json read and parsed once): the bundle's implementation on its saved
+/// tensors, once.
+void run_bundle(verify_run& run, const std::string& path, const loaded_bundle& b) {
+  const bundle_meta& meta = b.meta;
+  const model_entry& model = find_model(meta.model);
+  const parsed_config config = model.parse(meta.config);
+  require_fits_in_memory(model, config, run.device);
+  gen::case_recipe recipe{config.canonical, meta.case_seed, meta.inputs, meta.params};
   judged_case c;
-  c.first = case_from_tensors(model, recipe.config, b.tensors);
-  c.fresh = b.tensors.count("fresh.input") ? case_from_tensors(model, recipe.config, b.tensors, "fresh.")
-                                           : gen::make_fresh_case(model, recipe);
+  c.first = case_from_tensors(model, config, b.tensors);
+  c.fresh = b.tensors.count("fresh.input") ? case_from_tensors(model, config, b.tensors, "fresh.")
+                                           : gen::make_fresh_case(model, config, recipe);
   fmt::print(stderr, "verify: replaying {} ({} {} on {}, recorded {}{}{}) from its saved tensors\n", path, model.id,
-             impl_name, to_string(run.device), meta.value("outcome", std::string("?")),
-             meta.contains("mismatches") && !meta.at("mismatches").empty() ? ": " : "",
-             meta.contains("mismatches") ? fmt::format("{}", meta.at("mismatches").dump()) : "");
+             meta.implementation, to_string(run.device), meta.outcome, meta.mismatches.empty() ? "" : ": ",
+             meta.mismatches.empty() ? "" : meta.mismatches.dump());
   for (const verify_target& target : verify_targets(model, run.device)) {
-    if (target.candidate.name != impl_name) continue;
+    if (target.candidate.name != meta.implementation) continue;
     if (target.is_reference) {
       check_reference(run, model, target, 0, recipe, c.first);
       return;
@@ -376,7 +369,7 @@ void run_bundle(verify_run& run, const std::string& path, const json& meta_in) {
     check_fused(run, model, {target}, 0, recipe, c, conditioning, seconds_since(prep_start));
     return;
   }
-  throw std::invalid_argument("bundle " + path + ": implementation " + impl_name + " does not exist on " +
+  throw std::invalid_argument("bundle " + path + ": implementation " + meta.implementation + " does not exist on " +
                               std::string(to_string(run.device)) + " in this build");
 }
 
@@ -401,7 +394,7 @@ void validate(const verify_options& opt) {
   if (opt.cases < 1) throw std::invalid_argument("cases = " + std::to_string(opt.cases) + ": must be >= 1");
   if (!opt.inputs.empty() && !input_distribution_from_string(opt.inputs))
     throw std::invalid_argument("inputs = " + opt.inputs + ": must be uniform, normal, offset, border or sparse");
-  if (!opt.params.empty() && opt.params != "random" && opt.params != "default")
+  if (!opt.params.empty() && !param_init_from_string(opt.params))
     throw std::invalid_argument("params = " + opt.params + ": must be random or default");
   if (opt.case_seed && opt.config.empty())
     throw std::invalid_argument("--case-seed needs --config (it picks the parameters and inputs of one config)");
@@ -495,15 +488,16 @@ int run(const options& opt) {
   validate(opt);
   std::optional<json> given;
   if (!opt.config.empty()) given = read_config_argument(opt.config);
-  const bool bundle = given && is_repro_bundle(*given);
+  std::optional<loaded_bundle> bundle;  // config.json read once above, parsed once here
+  if (given && is_repro_bundle(*given)) bundle = load_repro_bundle(opt.config, *given);
   // A bundle replays on its own device and tolerances unless the command line names others.
   device_kind device = opt.device.empty() ? best_device() : device_from_string(opt.device);
   check_options checks{opt.atol, opt.rtol, true, true, !opt.strict_fp32};
   if (bundle) {
-    if (!opt.device_given) device = device_from_string(given->value("device", std::string("cpu")));
-    if (!opt.atol_given) checks.atol = given->value("atol", opt.atol);
-    if (!opt.rtol_given) checks.rtol = given->value("rtol", opt.rtol);
-    if (!opt.strict_fp32) checks.fp64_rule = given->value("fp64_rule", true);
+    if (!opt.device_given) device = device_from_string(bundle->meta.device);
+    if (!opt.atol_given) checks.atol = bundle->meta.atol;
+    if (!opt.rtol_given) checks.rtol = bundle->meta.rtol;
+    if (!opt.strict_fp32) checks.fp64_rule = bundle->meta.fp64_rule;
   }
   std::optional<std::vector<fan_out::device_slot>> slots;
   if (!opt.devices.empty()) {
@@ -534,25 +528,27 @@ int run(const options& opt) {
   run.report.scope.case_size = opt.case_size;
 
   if (bundle) {
-    run.report.scope.models = {given->value("model", std::string())};
+    run.report.scope.models = {bundle->meta.model};
     run.report.scope.cases_per_model = 1;
-    run_bundle(run, opt.config, *given);
+    run_bundle(run, opt.config, *bundle);
   } else if (given) {
     const std::vector<const model_entry*> models = selected_models(opt, given);
+    // The config parsed once per model: an invalid config, or one that cannot fit, exits 2 before any work.
+    std::vector<parsed_config> configs;
+    for (const model_entry* m : models) {
+      configs.push_back(m->parse(*given));
+      require_fits_in_memory(*m, configs.back(), device);
+    }
     std::optional<tensor_map> user_tensors;
     if (!opt.tensors.empty()) {
       if (models.size() != 1) throw std::invalid_argument("--tensors needs exactly one --model");
       user_tensors = load_tensor_file(opt.tensors);
-      (void)case_from_tensors(*models.front(), models.front()->canonicalize(*given), *user_tensors);  // fit, or exit 2
-    }
-    for (const model_entry* m : models) {  // an invalid config, or one that cannot fit: exit 2 before any work
-      (void)m->canonicalize(*given);
-      require_fits_in_memory(*m, m->canonicalize(*given), device);
+      (void)case_from_tensors(*models.front(), configs.front(), *user_tensors);  // fit, or exit 2
     }
     for (const model_entry* m : models) run.report.scope.models.push_back(m->id);
     fmt::print(stderr, "verify: {} model(s), one config, {} case(s) on {} (atol {}, rtol {})\n", models.size(),
                opt.case_seed || user_tensors ? 1 : opt.cases, run.report.device, checks.atol, checks.rtol);
-    for (const model_entry* m : models) run_config(run, *m, *given, user_tensors);
+    for (std::size_t k = 0; k < models.size(); ++k) run_config(run, *models[k], configs[k], user_tensors);
   } else {
     const std::vector<const model_entry*> models = selected_models(opt, given);
     for (const model_entry* m : models) run.report.scope.models.push_back(m->id);

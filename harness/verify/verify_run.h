@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/tolerance.h"
+
 namespace fb::verify {
 
 /// Options of `fusebench verify`. A new option that changes which cases a fuzz run draws, or how
@@ -18,8 +20,8 @@ struct options {
   int cases = 100;
   uint64_t seed = 1;
   std::string device;
-  double atol = 1e-5;
-  double rtol = 1e-5;
+  double atol = default_atol;
+  double rtol = default_rtol;
   std::string config;  ///< FILE or inline JSON: replay one config, or a repro bundle's config.json
   std::string tensors;  ///< a torch.save dict of state_dict keys + "input"
   std::string save_failures;

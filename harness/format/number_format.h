@@ -1,12 +1,13 @@
 #pragma once
-/// Human-readable numbers shared by the Markdown table, the compare table and the charts.
+/// Human-readable numbers shared by the Markdown table, the compare table and the charts: below both
+/// the printers and report/, so neither reaches up into the other.
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "harness/stats/ratio_interval.h"
 
-namespace fb::printers::detail {
+namespace fb::format {
 
 /// Placeholder for a value that does not exist (reference-only model, failing case, ...).
 inline constexpr std::string_view none = "—";
@@ -51,4 +52,4 @@ struct time_unit {
 /// Escapes the characters that would break a Markdown table cell (`|`, newlines).
 [[nodiscard]] std::string markdown_cell(std::string_view text);
 
-}  // namespace fb::printers::detail
+}  // namespace fb::format
