@@ -76,7 +76,6 @@ model_case on_device(const model_case& c, device_kind device) {
   const at::Device dev = to_device(device);
   model_case out;
   out.config = c.config;
-  out.typed_config = c.typed_config;
   out.input = c.input.to(dev).contiguous();
   for (const auto& [name, t] : c.params) out.params[name] = t.to(dev).contiguous();
   return out;

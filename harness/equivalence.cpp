@@ -241,7 +241,7 @@ implementation reference_implementation(const model_entry& model, device_kind de
   implementation impl;
   impl.name = "reference";
   impl.device = device;
-  impl.workspace_bytes = [](const json&) { return std::size_t{0}; };
+  impl.workspace_bytes = [](const parsed_config&) { return std::size_t{0}; };
   impl.run = [&model](const model_case& c, output_slots& slots) {
     const ref::tf32_guard strict(false);
     const deterministic_cudnn_guard deterministic;

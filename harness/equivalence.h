@@ -8,6 +8,7 @@
 
 #include "harness/model_entry.h"
 #include "harness/outcome.h"
+#include "harness/tolerance.h"
 
 namespace fb {
 
@@ -40,8 +41,8 @@ struct error_stats {
 
 /// Tolerances and which checks to run.
 struct check_options {
-  double atol = 1e-5;
-  double rtol = 1e-5;
+  double atol = default_atol;
+  double rtol = default_rtol;
   bool check_determinism = true;
   bool check_fresh_call = true;
   /// false: every case is judged against the fp32 reference alone, never by the fp64 rule (verify

@@ -17,10 +17,10 @@ int64_t min_input_size(const convt_geometry& g) {
   return n;
 }
 
-// Largest input size (>= lo, <= 40) whose output per dim stays <= cap.
-int64_t max_input_size(const convt_geometry& g, int64_t lo, int64_t cap) {
+// Largest input size (>= lo, <= most) whose output per dim stays <= cap.
+int64_t max_input_size(const convt_geometry& g, int64_t lo, int64_t most, int64_t cap) {
   int64_t n = lo;
-  while (n < 40 && out_size(n + 1, g) <= cap) ++n;
+  while (n < most && out_size(n + 1, g) <= cap) ++n;
   return n;
 }
 
@@ -45,24 +45,38 @@ rc::Gen<double> log_uniform(double lo, double hi) {
   });
 }
 
-rc::Gen<convt_geometry> conv_transpose_geometry(const geometry_rules& rules, const fuzz_budget& budget) {
-  return rc::gen::exec([rules, budget] {
+rc::Gen<double> real_field(const domain::real_field& field) {
+  return field.dist == domain::distribution::log_uniform ? log_uniform(field.lo, field.hi)
+                                                         : real_in_range(field.lo, field.hi);
+}
+
+namespace {
+rc::Gen<int64_t> in_range(const domain::integer_range& r) { return rc::gen::inRange<int64_t>(r.lo, r.hi + 1); }
+}  // namespace
+
+rc::Gen<convt_geometry> conv_transpose_geometry(const domain::convt_domain& rules, bool batch_norm_training,
+                                                const fuzz_budget& budget) {
+  return rc::gen::exec([rules, batch_norm_training, budget] {
     convt_geometry g;
-    g.kernel_size = *rc::gen::inRange<int64_t>(1, 8).as("kernel_size");
+    g.kernel_size = *in_range(rules.kernel).as("kernel_size");
     if (rules.strided) {
-      g.stride = *rc::gen::inRange<int64_t>(1, 5).as("stride");
-      g.padding = *rc::gen::inRange<int64_t>(0, g.kernel_size + 1).as("padding");
+      g.stride = *in_range(rules.stride).as("stride");
       if (rules.output_padding) g.output_padding = *rc::gen::inRange<int64_t>(0, g.stride).as("output_padding");
+      // Mostly paddings up to the kernel size (as in practice); one case in wide_padding_one_in anything
+      // PyTorch accepts at some input size of the domain (crops at both borders, padding above k).
+      const bool wide = *rc::gen::inRange(0, std::max(1, rules.wide_padding_one_in)).as("wide padding") == 0;
+      const int64_t most = wide ? domain::max_padding(rules, g.kernel_size, g.stride, g.output_padding) : g.kernel_size;
+      g.padding = *rc::gen::inRange<int64_t>(0, most + 1).as("padding");
     }
     // Per-dim output cap so that B = C_out = 1 fits the budget; channels and batch take the rest.
     const int64_t cap = std::max<int64_t>(
         1, static_cast<int64_t>(std::floor(std::pow(static_cast<double>(budget.max_output_elements), 1.0 / rules.dims))));
-    const int64_t lo = min_input_size(g);
+    const int64_t lo = std::max(rules.spatial.lo, min_input_size(g));
     for (int d = 0; d < rules.dims; ++d) {
       const bool is_last = d == rules.dims - 1;
       // With LayerNorm(out_channels) the last output dim becomes C_out, which is at most 64.
-      const int64_t dim_cap = (is_last && rules.last_dim_is_channels) ? std::min<int64_t>(cap, 64) : cap;
-      const int64_t hi = max_input_size(g, lo, dim_cap);
+      const int64_t dim_cap = (is_last && rules.last_dim_is_channels) ? std::min<int64_t>(cap, rules.channels.hi) : cap;
+      const int64_t hi = max_input_size(g, lo, rules.spatial.hi, dim_cap);
       g.spatial.push_back(*rc::gen::inRange<int64_t>(lo, hi + 1).as("spatial size"));
       g.spatial_out.push_back(out_size(g.spatial.back(), g));
     }
@@ -77,23 +91,26 @@ rc::Gen<convt_geometry> conv_transpose_geometry(const geometry_rules& rules, con
     if (rules.last_dim_is_channels) {
       g.out_channels = g.spatial_out.back();
     } else {
-      g.out_channels = *rc::gen::inRange<int64_t>(1, fit(budget.max_output_elements / volume_out, 64) + 1)
+      g.out_channels = *rc::gen::inRange<int64_t>(rules.channels.lo,
+                                                   fit(budget.max_output_elements / volume_out, rules.channels.hi) + 1)
                             .as("out_channels");
     }
     const double per_batch = volume_out * static_cast<double>(g.out_channels);
-    g.batch = *rc::gen::inRange<int64_t>(1, fit(budget.max_output_elements / per_batch, 8) + 1).as("batch_size");
+    g.batch = *rc::gen::inRange<int64_t>(rules.batch.lo, fit(budget.max_output_elements / per_batch, rules.batch.hi) + 1)
+                   .as("batch_size");
     // Training-mode BatchNorm needs more than one value per channel.
-    if (rules.batch_norm_training && g.batch == 1 && volume_out == 1) g.batch = 2;
+    if (batch_norm_training && g.batch == 1 && volume_out == 1) g.batch = 2;
     const double taps = std::pow(static_cast<double>(g.kernel_size), rules.dims);
     const double macs_per_in_channel = static_cast<double>(g.batch) * volume_in * static_cast<double>(g.out_channels) * taps;
     g.in_channels =
-        *rc::gen::inRange<int64_t>(1, fit(static_cast<double>(budget.max_macs) / macs_per_in_channel, 64) + 1)
+        *rc::gen::inRange<int64_t>(rules.channels.lo,
+                                   fit(static_cast<double>(budget.max_macs) / macs_per_in_channel, rules.channels.hi) + 1)
              .as("in_channels");
     return g;
   });
 }
 
-rc::Gen<convt_geometry> large_plane_geometry(const geometry_rules& rules, const fuzz_budget& budget,
+rc::Gen<convt_geometry> large_plane_geometry(const domain::convt_domain& rules, const fuzz_budget& budget,
                                              int64_t plane_elements, int64_t max_multiple) {
   return rc::gen::exec([rules, budget, plane_elements, max_multiple] {
     convt_geometry g;
@@ -105,12 +122,12 @@ rc::Gen<convt_geometry> large_plane_geometry(const geometry_rules& rules, const 
     const double most_out = static_cast<double>(budget.max_output_elements);
     const int64_t h_lo = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(plane_elements + 1))));
     const auto out_plane = [grow](int64_t h, int64_t w) { return static_cast<double>((h + grow) * (w + grow)); };
-    if (out_plane(h_lo, h_lo) > most_out) return *conv_transpose_geometry(rules, budget);
+    if (out_plane(h_lo, h_lo) > most_out) return *conv_transpose_geometry(rules, false, budget);
     const int64_t h = *rc::gen::inRange<int64_t>(h_lo, h_lo + 2 * h_lo / 3 + 1).as("height");
     const int64_t w_lo = plane_elements / h + 1;
     int64_t w_hi = std::max(w_lo, max_multiple * plane_elements / h);
     while (w_hi > w_lo && out_plane(h, w_hi) > most_out) --w_hi;
-    if (out_plane(h, w_lo) > most_out) return *conv_transpose_geometry(rules, budget);
+    if (out_plane(h, w_lo) > most_out) return *conv_transpose_geometry(rules, false, budget);
     const int64_t w = *rc::gen::inRange<int64_t>(w_lo, w_hi + 1).as("width");
     g.spatial = {h, w};
     g.spatial_out = {h + grow, w + grow};
@@ -157,28 +174,30 @@ case_recipe sample_case(const model_entry& model, const fuzz_budget& budget, uin
   return r;
 }
 
-model_case make_case(const model_entry& model, const case_recipe& r) {
+model_case make_case(const model_entry& model, const parsed_config& config, const case_recipe& r) {
   model_case c;
-  parsed_config parsed = model.parse(r.config);
-  c.config = std::move(parsed.canonical);
-  c.typed_config = std::move(parsed.typed);
-  c.params = model.make_parameters(c.config, r.params, r.seed);
-  c.input = make_input(model.input_shape(c.config), r.inputs, mix(r.seed, 1), model.input_offset);
+  c.config = config;
+  c.params = model.make_parameters(config, r.params, r.seed);
+  c.input = make_input(model.input_shape(config), r.inputs, mix(r.seed, 1), model.fuzz_domain.input_offset);
   return c;
 }
 
-model_case make_fresh_case(const model_entry& model, const case_recipe& r) {
+model_case make_case(const model_entry& model, const case_recipe& r) {
+  return make_case(model, model.parse(r.config), r);
+}
+
+model_case make_fresh_case(const model_entry& model, const parsed_config& config, const case_recipe& r) {
   case_recipe fresh = r;
   fresh.seed = mix(r.seed, 0xF2E5);
   fresh.params = ref::param_init::randomized;
-  return make_case(model, fresh);
+  return make_case(model, config, fresh);
 }
 
 std::string repro_command(const model_entry& model, const case_recipe& r, device_kind device) {
   std::string cfg = r.config.dump();
   return "fusebench verify --model " + model.id + " --device " + std::string(to_string(device)) + " --config '" + cfg +
          "' --case-seed " + std::to_string(r.seed) + " --inputs " + std::string(to_string(r.inputs)) + " --params " +
-         (r.params == ref::param_init::randomized ? "random" : "default");
+         std::string(to_string(r.params));
 }
 
 }  // namespace fb::gen

@@ -1,6 +1,7 @@
 #pragma once
-/// RapidCheck generators shared by the models (SPEC §2 fuzz domain). Each model's own generator,
-/// beside its registry entry in harness/models/<id>.cpp, draws a geometry here and adds its scalars.
+/// RapidCheck generators of the fuzz domain (SPEC §2), drawn from each model's declared domain
+/// (harness/fuzz_domain.h, harness/models/<id>_domain.h): config_from_domain is every model's general
+/// generator; the kernel-boundary generators beside the models draw large_plane_geometry.
 #include <rapidcheck.h>
 
 #include <cstdint>
@@ -8,6 +9,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "harness/config_schema.h"
+#include "harness/fuzz_domain.h"
+#include "harness/case_recipe.h"
 #include "harness/inputs.h"
 #include "harness/model_entry.h"
 
@@ -26,19 +30,13 @@ struct convt_geometry {
   std::vector<int64_t> spatial_out;  ///< transposed-conv output sizes
 };
 
-/// Which parts of the geometry a model takes.
-struct geometry_rules {
-  int dims = 2;                    ///< 2 or 3 spatial dims
-  bool strided = true;             ///< false: stride 1, padding 0 (the model has no such keys)
-  bool output_padding = false;     ///< the model takes output_padding
-  bool last_dim_is_channels = false;  ///< LayerNorm(out_channels) on the last dim: C_out := W'
-  bool batch_norm_training = false;   ///< needs B * D'H'W' > 1
-};
-
-/// A valid geometry within `budget`: kernel 1..7, stride 1..4, padding 0..kernel, op < stride,
-/// spatial sizes 1..40 (odd and non-square come naturally), channels 1..64 drawn independently
-/// (so C_in != C_out is common), batch 1..8, then cut to the output and MAC budget.
-[[nodiscard]] rc::Gen<convt_geometry> conv_transpose_geometry(const geometry_rules& rules, const fuzz_budget& budget);
+/// A valid geometry of `domain` within `budget`: kernel, stride, padding (0..kernel, one case in
+/// domain.wide_padding_one_in up to PyTorch's bound), output padding over [0, stride), spatial sizes
+/// (odd and non-square come naturally), channels drawn independently (so C_in != C_out is common) and
+/// batch from the domain's ranges, then cut to the output and MAC budget. `batch_norm_training`: the
+/// case runs training-mode BatchNorm, which needs B * D'H'W' > 1.
+[[nodiscard]] rc::Gen<convt_geometry> conv_transpose_geometry(const domain::convt_domain& domain,
+                                                              bool batch_norm_training, const fuzz_budget& budget);
 
 /// A 2-D geometry whose input planes hold more than `plane_elements` elements (up to `max_multiple`
 /// times as many), the kind of case that crosses a kernel's split of a plane into work items or chunks
@@ -46,8 +44,9 @@ struct geometry_rules {
 /// the output plane the input's size where the model takes padding (else padding 0); channels and
 /// batch small, so the case fits `budget`. When not even one such plane fits the budget, it is the
 /// general geometry instead (so the generator works for every budget, the oracle's too).
-[[nodiscard]] rc::Gen<convt_geometry> large_plane_geometry(const geometry_rules& rules, const fuzz_budget& budget,
-                                                           int64_t plane_elements, int64_t max_multiple);
+[[nodiscard]] rc::Gen<convt_geometry> large_plane_geometry(const domain::convt_domain& domain,
+                                                           const fuzz_budget& budget, int64_t plane_elements,
+                                                           int64_t max_multiple);
 
 namespace detail {
 template <class C, class = void>
@@ -94,33 +93,31 @@ template <class C>
 [[nodiscard]] rc::Gen<double> real_in_range(double lo, double hi);
 /// A double log-uniform on [lo, hi] (for eps).
 [[nodiscard]] rc::Gen<double> log_uniform(double lo, double hi);
+/// A real field of a domain, drawn from its range and distribution.
+[[nodiscard]] rc::Gen<double> real_field(const domain::real_field& field);
 
-/// Everything a fuzz case needs besides the config: how to draw parameters and inputs.
-struct case_recipe {
-  json config;
-  uint64_t seed = 0;
-  input_distribution inputs = input_distribution::uniform;
-  ref::param_init params = ref::param_init::randomized;
-};
+/// A config of `domain`: its flags drawn both ways (the training flag first: it decides the geometry's
+/// BatchNorm rule), a geometry (conv_transpose_geometry), then its real fields; set through the schema
+/// by name, so the domain's names are the config's keys.
+template <class C>
+[[nodiscard]] rc::Gen<C> config_from_domain(const domain::convt_domain& domain, const config_schema<C>& schema,
+                                            const fuzz_budget& budget) {
+  return rc::gen::exec([domain, schema, budget] {
+    json flags = json::object();
+    for (const char* flag : domain.flags) flags[flag] = *rc::gen::arbitrary<bool>().as(flag);
+    const std::string training = domain.batch_norm_training_flag;
+    const bool batch_norm_training = !training.empty() && flags.value(training, false);
+    json j = schema.to_json(config_of<C>(*conv_transpose_geometry(domain, batch_norm_training, budget)));
+    j.update(flags);
+    for (const domain::real_field& r : domain.reals) j[r.name] = *real_field(r).as(r.name);
+    return schema.from_json(j);
+  });
+}
 
 /// A fuzz case for `model`: a config from its generator (a quarter from its kernel-boundary generator,
 /// where it declares one), a seed, an input distribution, and the parameter regime (randomised for
 /// three cases in four, PyTorch's default initialisation for the rest). Tags all three for
 /// RapidCheck's coverage report.
 [[nodiscard]] rc::Gen<case_recipe> fuzz_case(const model_entry& model, const fuzz_budget& budget);
-
-/// Draws the `index`-th case of a verify run deterministically from `seed` (same seed, same cases);
-/// every 20 consecutive indices cover every input distribution in both parameter regimes.
-[[nodiscard]] case_recipe sample_case(const model_entry& model, const fuzz_budget& budget, uint64_t seed,
-                                      int index);
-
-/// Materialises a recipe: parameters from `seed`, input from a seed derived from it.
-[[nodiscard]] model_case make_case(const model_entry& model, const case_recipe& recipe);
-
-/// Same config, fresh parameters and inputs: the "no caching" probe of SPEC §2.6.
-[[nodiscard]] model_case make_fresh_case(const model_entry& model, const case_recipe& recipe);
-
-/// The one-line command that replays a case: `fusebench verify --model M --config '...' ...`.
-[[nodiscard]] std::string repro_command(const model_entry& model, const case_recipe& recipe, device_kind device);
 
 }  // namespace fb::gen

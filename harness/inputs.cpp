@@ -1,6 +1,6 @@
 #include "harness/inputs.h"
 
-#include "reference/common.h"
+#include <utility>
 
 namespace fb {
 
@@ -18,6 +18,23 @@ std::string_view to_string(input_distribution d) {
 std::optional<input_distribution> input_distribution_from_string(std::string_view s) {
   for (input_distribution d : all_input_distributions)
     if (to_string(d) == s) return d;
+  return std::nullopt;
+}
+
+namespace {
+constexpr std::pair<ref::param_init, std::string_view> param_init_names[] = {
+    {ref::param_init::randomized, "random"}, {ref::param_init::pytorch_default, "default"}};
+}  // namespace
+
+std::string_view to_string(ref::param_init p) {
+  for (const auto& [value, name] : param_init_names)
+    if (value == p) return name;
+  return "random";
+}
+
+std::optional<ref::param_init> param_init_from_string(std::string_view s) {
+  for (const auto& [value, name] : param_init_names)
+    if (name == s) return value;
   return std::nullopt;
 }
 

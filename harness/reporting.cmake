@@ -26,7 +26,7 @@ add_library(fusebench_reporting STATIC
   ${FUSEBENCH_REPORTING_DIR}/history/history_model.cpp
   ${FUSEBENCH_REPORTING_DIR}/history/history_page.cpp
   ${FUSEBENCH_REPORTING_DIR}/history/history_tables.cpp
-  ${FUSEBENCH_REPORTING_DIR}/printers/detail/format.cpp
+  ${FUSEBENCH_REPORTING_DIR}/format/number_format.cpp
   ${FUSEBENCH_REPORTING_DIR}/printers/markdown_printer.cpp
   ${FUSEBENCH_REPORTING_DIR}/printers/csv_printer.cpp
   ${FUSEBENCH_REPORTING_DIR}/printers/chart_printer.cpp
@@ -34,7 +34,7 @@ add_library(fusebench_reporting STATIC
   ${FUSEBENCH_REPORTING_DIR}/report/report_model.cpp
   ${FUSEBENCH_REPORTING_DIR}/report/compare.cpp
   ${FUSEBENCH_REPORTING_DIR}/bench/bench_state.cpp
-  ${FUSEBENCH_REPORTING_DIR}/bench/interrupt.cpp
+  ${FUSEBENCH_REPORTING_DIR}/process/interrupt.cpp
   ${FUSEBENCH_REPORTING_DIR}/bench/repetition_policy.cpp
   ${FUSEBENCH_REPORTING_DIR}/bench/progress.cpp
   ${FUSEBENCH_REPORTING_DIR}/bench/host_timing.cpp)

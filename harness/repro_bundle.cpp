@@ -49,10 +49,10 @@ std::string save_repro_bundle(const repro_bundle& b, const std::string& dir) {
               {"model", b.model_id},
               {"implementation", b.implementation},
               {"device", std::string(to_string(b.device))},
-              {"config", c.first.config},
+              {"config", c.first.config.canonical},
               {"case_seed", b.recipe.seed},
               {"inputs", std::string(to_string(b.recipe.inputs))},
-              {"params", b.recipe.params == ref::param_init::randomized ? "random" : "default"},
+              {"params", std::string(to_string(b.recipe.params))},
               {"atol", b.options.atol},
               {"rtol", b.options.rtol},
               {"fp64_rule", b.options.fp64_rule},
@@ -90,18 +90,40 @@ std::string save_repro_bundle(const repro_bundle& b, const std::string& dir) {
 
 bool is_repro_bundle(const json& doc) { return doc.is_object() && doc.contains(bundle_marker); }
 
-loaded_bundle load_repro_bundle(const std::string& config_path) {
+loaded_bundle load_repro_bundle(const std::string& config_path, const json& doc) {
   namespace fs = std::filesystem;
+  const auto bad = [&](const std::string& what) {
+    return std::invalid_argument("bundle " + config_path + ": config.json " + what);
+  };
+  // One rule for every key a replay reads: it must be there (a bundle writes them all); a key of the
+  // wrong type is the same error, not a default.
+  const auto get = [&](const char* key, auto kind) {
+    if (!doc.contains(key)) throw bad(std::string("has no \"") + key + "\"");
+    try {
+      return doc.at(key).get<decltype(kind)>();
+    } catch (const json::exception&) {
+      throw bad(std::string("has a malformed \"") + key + "\"");
+    }
+  };
   loaded_bundle b;
-  std::ifstream f(config_path);
-  if (!f) throw std::invalid_argument("bundle " + config_path + ": cannot read config.json");
-  try {
-    b.meta = json::parse(f);
-  } catch (const json::exception& e) {
-    throw std::invalid_argument("bundle " + config_path + ": bad JSON (" + e.what() + ")");
-  }
-  for (const char* key : {"model", "implementation", "device", "config", "case_seed", "atol", "rtol"})
-    if (!b.meta.contains(key)) throw std::invalid_argument("bundle " + config_path + ": config.json has no \"" + key + "\"");
+  bundle_meta& m = b.meta;
+  m.model = get("model", std::string());
+  m.implementation = get("implementation", std::string());
+  m.device = get("device", std::string());
+  if (!doc.contains("config")) throw bad("has no \"config\"");
+  m.config = doc.at("config");
+  m.case_seed = get("case_seed", uint64_t{});
+  m.atol = get("atol", double{});
+  m.rtol = get("rtol", double{});
+  m.fp64_rule = get("fp64_rule", bool{});
+  const std::string inputs = get("inputs", std::string());
+  const std::string params = get("params", std::string());
+  if (!input_distribution_from_string(inputs)) throw bad("has an unknown \"inputs\": " + inputs);
+  if (!param_init_from_string(params)) throw bad("has an unknown \"params\": " + params);
+  m.inputs = *input_distribution_from_string(inputs);
+  m.params = *param_init_from_string(params);
+  m.outcome = doc.value("outcome", std::string("?"));
+  m.mismatches = doc.value("mismatches", json::array());
   b.tensors = load_tensor_file((fs::path(config_path).parent_path() / "tensors.pt").string());
   return b;
 }
@@ -132,12 +154,10 @@ tensor_map load_tensor_file(const std::string& path) {
   return out;
 }
 
-model_case case_from_tensors(const model_entry& model, const json& config, const tensor_map& tensors,
+model_case case_from_tensors(const model_entry& model, const parsed_config& config, const tensor_map& tensors,
                              const std::string& prefix) {
   model_case c;
-  parsed_config parsed = model.parse(config);
-  c.config = std::move(parsed.canonical);
-  c.typed_config = std::move(parsed.typed);
+  c.config = config;
   // The shapes and dtypes the model expects come from a parameter set it makes itself for this config.
   const tensor_map like = model.make_parameters(c.config, ref::param_init::pytorch_default, 0);
   for (const auto& [name, want] : like) {

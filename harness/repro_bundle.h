@@ -14,7 +14,7 @@
 #include <string>
 
 #include "harness/equivalence.h"
-#include "harness/generators.h"
+#include "harness/case_recipe.h"
 
 namespace fb {
 
@@ -34,18 +34,35 @@ struct repro_bundle {
 /// Throws std::runtime_error naming the path if it cannot be written.
 std::string save_repro_bundle(const repro_bundle& bundle, const std::string& dir);
 
+/// What a replay reads of a bundle's config.json, parsed once (load_repro_bundle).
+struct bundle_meta {
+  std::string model;
+  std::string implementation;
+  std::string device;  ///< "cpu" or "cuda": where it failed
+  json config;
+  uint64_t case_seed = 0;
+  input_distribution inputs = input_distribution::uniform;
+  ref::param_init params = ref::param_init::randomized;
+  double atol = default_atol;
+  double rtol = default_rtol;
+  bool fp64_rule = true;
+  std::string outcome;  ///< the recorded verdict, for the replay's message
+  json mismatches;      ///< the recorded mismatches (an array), for the replay's message
+};
+
 /// A bundle read back: its config.json and its tensors.
 struct loaded_bundle {
-  json meta;            ///< config.json
+  bundle_meta meta;     ///< config.json
   tensor_map tensors;   ///< tensors.pt
 };
 
 /// True when `doc` is a bundle's config.json (it carries the "fusebench_bundle" marker).
 [[nodiscard]] bool is_repro_bundle(const json& doc);
 
-/// Reads the bundle whose config.json is at `config_path` (tensors.pt beside it).
-/// Throws std::invalid_argument naming the file for a missing or unreadable part.
-[[nodiscard]] loaded_bundle load_repro_bundle(const std::string& config_path);
+/// Reads the bundle whose config.json, at `config_path`, holds `doc` (read once by the caller), and its
+/// tensors.pt beside it. Every key a replay reads must be present and of its type (a bundle writes them
+/// all): one rule, no defaults. Throws std::invalid_argument naming the file and the key otherwise.
+[[nodiscard]] loaded_bundle load_repro_bundle(const std::string& config_path, const json& doc);
 
 /// Reads a tensor file: a dict of name -> tensor written by `torch.save` in Python (a dict or an
 /// OrderedDict such as a state_dict) or by save_repro_bundle. Tensors come back contiguous, on the CPU.
@@ -55,7 +72,7 @@ struct loaded_bundle {
 /// The first call of a case from a tensor dict (state_dict keys plus "input", optionally prefixed):
 /// checks that every parameter the model makes for `config` is present with its shape and dtype, and
 /// that the input has the model's input shape; throws std::invalid_argument naming the key otherwise.
-[[nodiscard]] model_case case_from_tensors(const model_entry& model, const json& config, const tensor_map& tensors,
+[[nodiscard]] model_case case_from_tensors(const model_entry& model, const parsed_config& config, const tensor_map& tensors,
                                            const std::string& prefix = "");
 
 }  // namespace fb

@@ -34,8 +34,7 @@ double host_available_bytes() {
 
 }  // namespace
 
-double case_bytes_estimate(const model_entry& model, const json& config, int input_sets, bool with_fp64) {
-  const json c = model.canonicalize(config);
+double case_bytes_estimate(const model_entry& model, const parsed_config& c, int input_sets, bool with_fp64) {
   const double in = product(model.input_shape(c));
   const double out = product(model.output_shape(c));
   const double conv = model.problem_size(c);
@@ -45,7 +44,7 @@ double case_bytes_estimate(const model_entry& model, const json& config, int inp
   const double sets = static_cast<double>(std::max(1, input_sets));
   // Weight elements: every input element meets C_out * k^dims of them (conv_macs), so the weight holds
   // conv_macs / (input elements / C_in); one copy per set, fp64 copies beside them when verifying.
-  const double c_in = c.contains("in_channels") ? c.at("in_channels").get<double>() : 1.0;
+  const double c_in = c.canonical.contains("in_channels") ? c.canonical.at("in_channels").get<double>() : 1.0;
   const double weights = in > 0 ? model.conv_macs(c) / in * c_in : 0.0;
   const double reference_fp32 = 4.0 * (in + out + 3.0 * conv);
   const double reference_fp64 = with_fp64 ? 2.0 * reference_fp32 : 0.0;

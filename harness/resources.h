@@ -14,8 +14,8 @@ inline constexpr double usable_memory_fraction = 0.85;
 /// check it after timing), the fp32 reference's footprint (input, output and ~3 conv-output-sized
 /// temporaries), with `with_fp64` the fp64 reference's footprint beside it (verification holds both),
 /// the largest workspace of the model's fused implementations, and the parameters (one weight per set,
-/// an fp64 copy with `with_fp64`). Throws ref::config_error for an invalid config.
-[[nodiscard]] double case_bytes_estimate(const model_entry& model, const json& config, int input_sets,
+/// an fp64 copy with `with_fp64`).
+[[nodiscard]] double case_bytes_estimate(const model_entry& model, const parsed_config& config, int input_sets,
                                          bool with_fp64);
 
 /// Memory a case can use on `device` now [bytes]; 0 when it cannot be told. CPU: MemAvailable of

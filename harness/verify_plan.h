@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "harness/equivalence.h"
-#include "harness/generators.h"
+#include "harness/case_recipe.h"
 
 namespace fb {
 
@@ -24,18 +24,23 @@ struct verify_target {
 [[nodiscard]] std::string expectation_name(const verify_target& target);
 
 /// True when the loop oracle can afford this config (fuzz_budget::oracle()).
-[[nodiscard]] bool oracle_affordable(const model_entry& model, const json& config);
+[[nodiscard]] bool oracle_affordable(const model_entry& model, const parsed_config& config);
 
 /// Throws std::invalid_argument ("<model>: this config needs ~X GiB on <device>, Y GiB are available")
 /// when one verify case of `config` (both calls, fp32 and fp64 expectations: harness/resources.h)
 /// needs more than the usable share of what `device` has available now.
-void require_fits_in_memory(const model_entry& model, const json& config, device_kind device);
+void require_fits_in_memory(const model_entry& model, const parsed_config& config, device_kind device);
 
 /// model_entry::conditioning of a case on `device`: how much the fp32 reference amplifies rounding.
 /// A diagnostic only (verify's table shows its maximum); it decides nothing.
 [[nodiscard]] double case_conditioning(const model_entry& model, const model_case& c, device_kind device);
 
-/// The two calls of a recipe with their expectations on `device`, built once for all candidates.
+/// The two calls of a recipe with their expectations on `device`, built once for all candidates from
+/// the recipe's config parsed once.
+[[nodiscard]] judged_case prepare_case(const model_entry& model, const parsed_config& config,
+                                       const gen::case_recipe& recipe, device_kind device);
+
+/// The same, parsing the recipe's config (once).
 [[nodiscard]] judged_case prepare_case(const model_entry& model, const gen::case_recipe& recipe, device_kind device);
 
 /// Checks a fused target on a prepared case, or the reference's semantics on the case's first call.

@@ -9,7 +9,7 @@
 #include <memory>
 #include <sstream>
 
-#include "harness/bench/interrupt.h"
+#include "harness/process/interrupt.h"
 #include "harness/bench/runner.h"
 #include "harness/registry.h"
 #include "harness/resources.h"
@@ -28,7 +28,7 @@ implementation planted_wrong_values() {
   implementation impl;
   impl.name = "fused_planted_bug";
   impl.device = device_kind::cpu;
-  impl.workspace_bytes = [](const json&) { return std::size_t{0}; };
+  impl.workspace_bytes = [](const parsed_config&) { return std::size_t{0}; };
   impl.run = [](const model_case&, output_slots& slots) { slots.output.zero_(); };
   return impl;
 }
@@ -165,7 +165,9 @@ TEST(bench, quick_sweep_on_cpu_is_small_and_valid) {
     EXPECT_EQ(p.label, "default/cpu-small") << p.model->id;
     EXPECT_EQ(p.config.at("batch_size").get<int64_t>(), 1) << p.model->id;
     EXPECT_NO_THROW((void)p.model->canonicalize(p.config)) << p.model->id;
-    EXPECT_LT(p.model->problem_size(p.config), p.model->problem_size(p.model->default_config) / 16) << p.model->id;
+    EXPECT_LT(p.model->problem_size(p.model->parse(p.config)),
+              p.model->problem_size(p.model->parse(p.model->default_config)) / 16)
+        << p.model->id;
   }
   const std::vector<bench::bench_point> standard = bench::plan_sweep(models, "standard", false);
   EXPECT_GE(standard.size(), 5 * models.size());
@@ -317,7 +319,7 @@ TEST(bench, an_interrupted_run_keeps_its_finished_cases_and_is_marked_incomplete
   settings.progress_out = &log;
   bench::bench_summary summary;
   {
-    const bench::interrupt_guard guard;  // the real handler: it only records the signal
+    const interrupt_guard guard;  // the real handler: it only records the signal
     summary = bench::run_bench(points, settings);
   }
   EXPECT_EQ(summary.interrupted_by, SIGINT);
@@ -376,25 +378,25 @@ TEST(bench, scaled_sweeps_merge_configs_that_became_equal) {
 
 TEST(bench, resources_estimate_a_case_and_refuse_one_that_cannot_fit) {
   const model_entry& model = find_model("convt2d_mul_gap");
-  const json tiny = model.canonicalize(tiny_config());
+  const parsed_config tiny = model.parse(tiny_config());
   EXPECT_GT(available_bytes(device_kind::cpu), 0.0) << "MemAvailable of /proc/meminfo";
   const double two = case_bytes_estimate(model, tiny, 2, true);
   EXPECT_GT(two, 0.0);
   EXPECT_LT(case_bytes_estimate(model, tiny, 2, false), two);
   EXPECT_LT(two, case_bytes_estimate(model, tiny, 3, true));
-  json huge = tiny;
+  json huge = tiny.canonical;
   huge["batch_size"] = 1 << 20;
   huge["height"] = 4096;
   huge["width"] = 4096;
   const bench::bench_point point{&model, "huge", model.canonicalize(huge), {}};
   try {
     bench::require_fits(point, device_kind::cpu);
-    FAIL() << "a config of " << to_gib(case_bytes_estimate(model, huge, 2, true)) << " GiB fits";
+    FAIL() << "a config of " << to_gib(case_bytes_estimate(model, model.parse(huge), 2, true)) << " GiB fits";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("convt2d_mul_gap/huge needs ~"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("GiB available on cpu"), std::string::npos) << e.what();
   }
-  EXPECT_NO_THROW(bench::require_fits({&model, "tiny", tiny, {}}, device_kind::cpu));
+  EXPECT_NO_THROW(bench::require_fits({&model, "tiny", tiny.canonical, {}}, device_kind::cpu));
 }
 
 }  // namespace

@@ -8,20 +8,12 @@
 #include <random>
 #include <vector>
 
+#include "property_tests/input_dist.h"
+
 namespace fb::convt3d_test_inputs {
 
-enum class dist { uniform, normal, offset, border_only, sparse };
-
-inline const char* dist_name(dist d) {
-  switch (d) {
-    case dist::uniform: return "uniform";
-    case dist::normal: return "normal";
-    case dist::offset: return "offset+2";
-    case dist::border_only: return "border_only";
-    case dist::sparse: return "sparse";
-  }
-  return "?";
-}
+using test_inputs::dist;
+using test_inputs::dist_name;
 
 /// Fills x (planes of h x w, one after another) from distribution d.
 inline void fill_x(std::vector<float>& v, int64_t h, int64_t w, dist d, std::mt19937_64& rng) {

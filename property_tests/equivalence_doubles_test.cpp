@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include "harness/registry.h"
@@ -323,7 +324,8 @@ TEST(ReferenceSemantics, TheReferenceMatchesTheOracleAndAPlantedMistakeDoesNot) 
   EXPECT_EQ(fb::check_reference_semantics(m, c, fb::device_kind::cpu).result, fb::outcome::passed);
   // The same model whose reference subtracts a per-channel instead of a per-(b,c) mean (SPEC trap).
   fb::model_entry wrong = m;
-  wrong.reference = [](const fb::json& cfg, const fb::tensor_map& p, const at::Tensor& x) {
+  wrong.reference = [](const fb::parsed_config& parsed, const fb::tensor_map& p, const at::Tensor& x) {
+    const fb::json& cfg = parsed.canonical;
     const fb::ref::convt3d::cubic_conv conv{cfg.at("kernel_size").get<int64_t>(), cfg.at("stride").get<int64_t>(),
                                             cfg.at("padding").get<int64_t>()};
     fb::ref::forward_result r;
@@ -351,12 +353,18 @@ TEST(ReproBundle, HoldsOutputExpectedFp64AndBuffersAndReplaysFromItsTensors) {
   options.atol = 2e-5;
   const std::string path = fb::save_repro_bundle(
       {m.id, "planted", fb::device_kind::cpu, recipe, options, &c, r, "fusebench verify ..."}, dir.string());
-  const fb::loaded_bundle b = fb::load_repro_bundle(path + "/config.json");
-  EXPECT_TRUE(fb::is_repro_bundle(b.meta));
-  EXPECT_EQ(b.meta.at("atol").get<double>(), 2e-5);
-  EXPECT_EQ(b.meta.at("outcome"), "incorrect");
+  std::ifstream config_file(path + "/config.json");
+  const fb::json doc = fb::json::parse(config_file);
+  EXPECT_TRUE(fb::is_repro_bundle(doc));
+  const fb::loaded_bundle b = fb::load_repro_bundle(path + "/config.json", doc);
+  EXPECT_EQ(b.meta.atol, 2e-5);
+  EXPECT_EQ(b.meta.outcome, "incorrect");
   // Off by 1 everywhere: outside the fp32 window, so the fp64 rule had the last word (and failed it too).
-  EXPECT_EQ(b.meta.at("rule"), "fp64_allowance");
+  EXPECT_EQ(doc.at("rule"), "fp64_allowance");
+  // One rule for what a replay reads: a key the bundle wrote is required, never defaulted.
+  fb::json without_atol = doc;
+  without_atol.erase("atol");
+  EXPECT_THROW((void)fb::load_repro_bundle(path + "/config.json", without_atol), std::invalid_argument);
   for (const auto& [name, t] : c.first.params) {
     ASSERT_TRUE(b.tensors.count(name)) << name;
     EXPECT_TRUE(b.tensors.at(name).equal(t)) << name;
@@ -373,8 +381,9 @@ TEST(ReproBundle, HoldsOutputExpectedFp64AndBuffersAndReplaysFromItsTensors) {
   }
   // The replayed case is the saved one, tensor for tensor, and fails the same way.
   fb::judged_case replay;
-  replay.first = fb::case_from_tensors(m, b.meta.at("config"), b.tensors);
-  replay.fresh = fb::case_from_tensors(m, b.meta.at("config"), b.tensors, "fresh.");
+  const fb::parsed_config config = m.parse(b.meta.config);
+  replay.first = fb::case_from_tensors(m, config, b.tensors);
+  replay.fresh = fb::case_from_tensors(m, config, b.tensors, "fresh.");
   EXPECT_TRUE(replay.first.input.equal(c.first.input));
   replay.first_expected = fb::reference_expectations(m, replay.first, fb::device_kind::cpu);
   replay.fresh_expected = fb::reference_expectations(m, replay.fresh, fb::device_kind::cpu);

@@ -26,6 +26,7 @@
 #include "fused/convt3d_ln_gelu_scale.h"
 
 #include "property_tests/convt3d_test_inputs.h"
+#include "property_tests/convt3d_brute_force.h"
 
 namespace {
 
@@ -345,39 +346,12 @@ struct expected {
 expected brute_force(const ln_case& c) {
   const ln::problem& p = c.prob;
   const int64_t k = p.kernel_size, s = p.stride, pd = p.padding;
-  const int64_t Do = convt_output_size(p.depth, k, s, pd, 0), Ho = convt_output_size(p.height, k, s, pd, 0);
-  const int64_t Wo = convt_output_size(p.width, k, s, pd, 0);
-  const int64_t Co = p.out_channels, Ci = p.in_channels, B = p.batch, S = Do * Ho * Wo;
-  std::vector<double> y(static_cast<std::size_t>(B * Co * S), 0.0), mag2(y.size(), 0.0);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t co = 0; co < Co; ++co)
-      for (int64_t e = 0; e < S; ++e) y[static_cast<std::size_t>((b * Co + co) * S + e)] = c.has_bias ? c.bias[co] : 0.0;
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t ci = 0; ci < Ci; ++ci)
-      for (int64_t i = 0; i < p.depth; ++i)
-        for (int64_t j = 0; j < p.height; ++j)
-          for (int64_t l = 0; l < p.width; ++l) {
-            const double xv = c.x[static_cast<std::size_t>((((b * Ci + ci) * p.depth + i) * p.height + j) * p.width + l)];
-            if (xv == 0.0) continue;
-            for (int64_t td = 0; td < k; ++td) {
-              const int64_t od = i * s - pd + td;
-              if (od < 0 || od >= Do) continue;
-              for (int64_t th = 0; th < k; ++th) {
-                const int64_t oh = j * s - pd + th;
-                if (oh < 0 || oh >= Ho) continue;
-                for (int64_t tw = 0; tw < k; ++tw) {
-                  const int64_t ow = l * s - pd + tw;
-                  if (ow < 0 || ow >= Wo) continue;
-                  for (int64_t co = 0; co < Co; ++co) {
-                    const double wv = c.w[static_cast<std::size_t>((((ci * Co + co) * k + td) * k + th) * k + tw)];
-                    const std::size_t at = static_cast<std::size_t>((b * Co + co) * S + (od * Ho + oh) * Wo + ow);
-                    y[at] += xv * wv;
-                    mag2[at] += (xv * wv) * (xv * wv);
-                  }
-                }
-              }
-            }
-          }
+  const fb::convt3d_test::convt3d_dims dims{p.batch, p.in_channels, p.out_channels, p.depth, p.height, p.width, k, s, pd};
+  const int64_t Do = dims.out(p.depth), Ho = dims.out(p.height), Wo = dims.out(p.width);
+  const int64_t Co = p.out_channels, B = p.batch;
+  std::vector<double> mag2;
+  const std::vector<double> y = fb::convt3d_test::conv_transpose3d_fp64(dims, c.x.data(), c.w.data(),
+                                                                        c.has_bias ? c.bias.data() : nullptr, &mag2);
   expected ex;
   ex.out.resize(y.size());
   ex.conditioning = 0.0;

@@ -23,6 +23,8 @@
 #include "fused/common/convt3d_scale_bn_gap_programs.cuh"
 #include "fused/common/dft.cuh"
 #include "fused/convt3d_scale_bn_gap.h"
+#include "property_tests/convt3d_brute_force.h"
+#include "property_tests/input_dist.h"
 
 namespace {
 
@@ -38,21 +40,11 @@ constexpr double k_two_pi = 6.283185307179586476925286766559;
 
 /// Input distributions of the fuzz domain (SPEC 2), in 3-D: border_only is non-zero only on the
 /// faces of each (d, h, w) volume.
-enum class dist { uniform, normal, offset, border_only, sparse };
+using fb::test_inputs::dist;
+using fb::test_inputs::dist_name;
 
 dist draw_dist() {
-  return *rc::gen::element(dist::uniform, dist::normal, dist::offset, dist::border_only, dist::sparse);
-}
-
-const char* dist_name(dist d) {
-  switch (d) {
-    case dist::uniform: return "uniform";
-    case dist::normal: return "normal";
-    case dist::offset: return "offset+100";
-    case dist::border_only: return "border_only";
-    case dist::sparse: return "sparse";
-  }
-  return "?";
+  return *rc::gen::elementOf(std::vector<dist>(fb::test_inputs::all_dists.begin(), fb::test_inputs::all_dists.end()));
 }
 
 /// Fills volumes of D x H x W (contiguous, one after another) from distribution d.
@@ -405,51 +397,24 @@ brute_result brute_force(const k77::problem& p, const std::vector<float>& x, con
                          const std::vector<float>& bias, const std::vector<float>& gamma, const std::vector<float>& beta,
                          const std::vector<float>& rm, const std::vector<float>& rv) {
   const int64_t k = p.kernel_size;
-  const int64_t nd = p.depth + k - 1, nh = p.height + k - 1, nw = p.width + k - 1, n = nd * nh * nw;
-  std::vector<double> y(static_cast<std::size_t>(p.batch * p.out_channels * n));
-  for (int64_t b = 0; b < p.batch; ++b)
-    for (int64_t c = 0; c < p.out_channels; ++c)
-      for (int64_t o = 0; o < n; ++o) y[static_cast<std::size_t>((b * p.out_channels + c) * n + o)] = bias[c];
-  for (int64_t b = 0; b < p.batch; ++b)
-    for (int64_t ci = 0; ci < p.in_channels; ++ci)
-      for (int64_t i = 0; i < p.depth; ++i)
-        for (int64_t j = 0; j < p.height; ++j)
-          for (int64_t l = 0; l < p.width; ++l) {
-            const double xv = x[static_cast<std::size_t>((((b * p.in_channels + ci) * p.depth + i) * p.height + j) *
-                                                             p.width + l)];
-            if (xv == 0.0) continue;
-            for (int64_t c = 0; c < p.out_channels; ++c) {
-              const float* wt = w.data() + (ci * p.out_channels + c) * k * k * k;
-              double* yb = y.data() + (b * p.out_channels + c) * n;
-              for (int64_t td = 0; td < k; ++td)
-                for (int64_t th = 0; th < k; ++th)
-                  for (int64_t tw = 0; tw < k; ++tw)
-                    yb[((i + td) * nh + j + th) * nw + l + tw] += xv * wt[(td * k + th) * k + tw];
-            }
-          }
+  // #77's convolution has stride 1 and no padding.
+  const fb::convt3d_test::convt3d_dims dims{p.batch, p.in_channels, p.out_channels, p.depth, p.height, p.width, k, 1, 0};
+  const int64_t n = dims.out_volume();
+  std::vector<double> y = fb::convt3d_test::conv_transpose3d_fp64(dims, x.data(), w.data(), bias.data());
   for (double& v : y) v *= p.scale_factor;  // the scale multiplies the bias too
   // Magnitudes of the centred terms: conv(|x - xbar|, |w|).
-  std::vector<double> mag(y.size(), 0.0);
-  for (int64_t b = 0; b < p.batch; ++b)
-    for (int64_t ci = 0; ci < p.in_channels; ++ci) {
-      const float* xv = x.data() + (b * p.in_channels + ci) * p.depth * p.height * p.width;
-      double xbar = 0.0;
-      for (int64_t e = 0; e < p.depth * p.height * p.width; ++e) xbar += xv[e];
-      xbar /= static_cast<double>(p.depth * p.height * p.width);
-      for (int64_t i = 0; i < p.depth; ++i)
-        for (int64_t j = 0; j < p.height; ++j)
-          for (int64_t l = 0; l < p.width; ++l) {
-            const double xa = std::fabs(xv[(i * p.height + j) * p.width + l] - xbar);
-            for (int64_t c = 0; c < p.out_channels; ++c) {
-              const float* wt = w.data() + (ci * p.out_channels + c) * k * k * k;
-              double* mb = mag.data() + (b * p.out_channels + c) * n;
-              for (int64_t td = 0; td < k; ++td)
-                for (int64_t th = 0; th < k; ++th)
-                  for (int64_t tw = 0; tw < k; ++tw)
-                    mb[((i + td) * nh + j + th) * nw + l + tw] += xa * std::fabs(wt[(td * k + th) * k + tw]);
-            }
-          }
-    }
+  const int64_t volume = p.depth * p.height * p.width;
+  std::vector<double> x_spread(x.size());
+  for (int64_t bc = 0; bc < p.batch * p.in_channels; ++bc) {
+    const float* xv = x.data() + bc * volume;
+    double xbar = 0.0;
+    for (int64_t e = 0; e < volume; ++e) xbar += xv[e];
+    xbar /= static_cast<double>(volume);
+    for (int64_t e = 0; e < volume; ++e) x_spread[static_cast<std::size_t>(bc * volume + e)] = std::fabs(xv[e] - xbar);
+  }
+  std::vector<float> w_abs(w.size());
+  for (std::size_t e = 0; e < w.size(); ++e) w_abs[e] = std::fabs(w[e]);
+  const std::vector<double> mag = fb::convt3d_test::conv_transpose3d_fp64(dims, x_spread.data(), w_abs.data(), nullptr);
   brute_result r;
   r.out.resize(static_cast<std::size_t>(p.batch * p.out_channels));
   r.running_mean.assign(rm.begin(), rm.end());

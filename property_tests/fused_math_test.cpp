@@ -20,6 +20,7 @@
 #include "fused/common/logsumexp.cuh"
 #include "fused/convt2d_gap_bias_lse.h"
 #include "fused/convt2d_mul_gap.h"
+#include "property_tests/input_dist.h"
 
 namespace {
 
@@ -51,21 +52,11 @@ geom_1d draw_geom(int64_t max_n, int64_t max_k) {
 }
 
 /// Input distributions of the fuzz domain (SPEC 2).
-enum class dist { uniform, normal, offset, border_only, sparse };
+using fb::test_inputs::dist;
+using fb::test_inputs::dist_name;
 
 dist draw_dist() {
-  return *rc::gen::element(dist::uniform, dist::normal, dist::offset, dist::border_only, dist::sparse);
-}
-
-const char* dist_name(dist d) {
-  switch (d) {
-    case dist::uniform: return "uniform";
-    case dist::normal: return "normal";
-    case dist::offset: return "offset+100";
-    case dist::border_only: return "border_only";
-    case dist::sparse: return "sparse";
-  }
-  return "?";
+  return *rc::gen::elementOf(std::vector<dist>(fb::test_inputs::all_dists.begin(), fb::test_inputs::all_dists.end()));
 }
 
 /// Fills planes of size (h x w) laid out contiguously, following distribution d.

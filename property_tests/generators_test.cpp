@@ -3,9 +3,12 @@
 /// would leave a whole branch of the kernels and the reference unfuzzed).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 
+#include "harness/fuzz_domain.h"
 #include "harness/generators.h"
 #include "harness/registry.h"
 
@@ -45,10 +48,48 @@ TEST(Generators, BoundaryConfigsCrossTheKernelsWorkSplits) {
         const fb::json c = fb::gen::sample_case(model, budget, 20261123, i).config;
         crossing += c.at("height").get<int64_t>() * c.at("width").get<int64_t>() > split;
         EXPECT_NO_THROW((void)model.canonicalize(c)) << c.dump();
-        EXPECT_LE(model.problem_size(model.canonicalize(c)), static_cast<double>(budget.max_output_elements)) << c.dump();
+        EXPECT_LE(model.problem_size(model.parse(c)), static_cast<double>(budget.max_output_elements)) << c.dump();
       }
       EXPECT_GE(crossing, 10) << id << ": planes larger than one work split in 100 cases";
     }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// The verify fuzz reaches every config PyTorch accepts: padding above the kernel size (crops at both
+// borders) and every output_padding below the stride, on the CPU's budget as on the GPU's, and every
+// config it draws is valid.
+TEST(Generators, VerifyFuzzDrawsPaddingAboveTheKernelSizeAndEveryOutputPadding) {
+  for (const fb::model_entry& model : fb::all_models()) {
+    if (!model.fuzz_domain.strided) continue;
+    for (const fb::fuzz_budget& budget : {fb::fuzz_budget::cpu(), fb::fuzz_budget::cuda()}) {
+      int above_kernel = 0, output_padding_at_most = 0;
+      for (int i = 0; i < 200; ++i) {
+        const fb::json c = fb::gen::sample_case(model, budget, 20261126, i).config;
+        EXPECT_NO_THROW((void)model.parse(c)) << model.id << ": " << c.dump();
+        above_kernel += c.at("padding").get<int64_t>() > c.at("kernel_size").get<int64_t>();
+        if (c.contains("output_padding"))
+          output_padding_at_most += c.at("output_padding").get<int64_t>() == c.at("stride").get<int64_t>() - 1 &&
+                                    c.at("stride").get<int64_t>() > 1;
+      }
+      EXPECT_GE(above_kernel, 10) << model.id << ": configs with padding > kernel_size in 200 verify cases";
+      if (model.fuzz_domain.output_padding)
+        EXPECT_GE(output_padding_at_most, 10) << model.id << ": configs with output_padding = stride - 1";
+    }
+  }
+}
+
+// The README's fuzz-domain table is the declared domains, row for row (README.md, "The fuzz domain").
+TEST(Generators, ReadmeDomainTableIsTheDeclaredDomains) {
+  std::ifstream f(FUSEBENCH_SOURCE_DIR "/README.md");
+  ASSERT_TRUE(f) << "README.md";
+  const std::string readme((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (const fb::model_entry& model : fb::all_models()) {
+    const std::string row = fb::domain::table_row(model.id, model.kernelbench_id, model.fuzz_domain);
+    EXPECT_NE(readme.find(row + "\n"), std::string::npos) << "README.md lacks this row (or has another):\n" << row;
   }
 }
 

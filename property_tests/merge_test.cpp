@@ -10,7 +10,7 @@
 #include <map>
 #include <set>
 
-#include "harness/cli/device_fan_out.h"
+#include "harness/fan_out/device_fan_out.h"
 #include "harness/detail/remove_tree.h"
 #include "harness/gpu_assignment.h"
 #include "harness/results/results_merge.h"
@@ -140,23 +140,23 @@ TEST(gpu_assignment, a_test_runs_on_the_gpu_ctest_allocated) {
 }
 
 TEST(devices, parses_gpus_all_and_the_cpu_test_mode) {
-  const std::vector<cli::device_slot> cpu = cli::parse_devices("cpu,cpu,cpu", 0, nullptr);
+  const std::vector<fan_out::device_slot> cpu = fan_out::parse_devices("cpu,cpu,cpu", 0, nullptr);
   ASSERT_EQ(cpu.size(), 3u);
   EXPECT_TRUE(cpu[2].cpu);
   EXPECT_EQ(cpu[2].label, "cpu 2");
-  const std::vector<cli::device_slot> all = cli::parse_devices("all", 3, "4,5,6");
+  const std::vector<fan_out::device_slot> all = fan_out::parse_devices("all", 3, "4,5,6");
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[1].cuda_visible_devices, "5");
   EXPECT_EQ(all[1].label, "gpu 1");
-  const std::vector<cli::device_slot> some = cli::parse_devices("2,0", 3, nullptr);
+  const std::vector<fan_out::device_slot> some = fan_out::parse_devices("2,0", 3, nullptr);
   ASSERT_EQ(some.size(), 2u);
   EXPECT_EQ(some[0].cuda_visible_devices, "2");
   EXPECT_EQ(some[0].gpu, 2);
 }
 
 TEST(devices, per_device_repeats_each_slot_in_order) {
-  const std::vector<cli::device_slot> all = cli::parse_devices("all", 2, "4,5");
-  const std::vector<cli::device_slot> four = cli::per_device_slots(all, 2);
+  const std::vector<fan_out::device_slot> all = fan_out::parse_devices("all", 2, "4,5");
+  const std::vector<fan_out::device_slot> four = fan_out::per_device_slots(all, 2);
   ASSERT_EQ(four.size(), 4u);
   EXPECT_EQ(four[0].label, "gpu 0.1");
   EXPECT_EQ(four[1].label, "gpu 0.2");
@@ -164,7 +164,7 @@ TEST(devices, per_device_repeats_each_slot_in_order) {
   EXPECT_EQ(four[2].label, "gpu 1.1");
   EXPECT_EQ(four[3].cuda_visible_devices, "5");
   EXPECT_EQ(four[3].sharing, 2);
-  EXPECT_EQ(cli::per_device_slots(all, 1).front().label, "gpu 0");  // one per device: labels unchanged
+  EXPECT_EQ(fan_out::per_device_slots(all, 1).front().label, "gpu 0");  // one per device: labels unchanged
 }
 
 TEST(devices, refuses_with_one_line) {
@@ -172,7 +172,7 @@ TEST(devices, refuses_with_one_line) {
                                                      {"cpu,0", 2}, {"0,cpu", 2}, {"x", 2}, {"", 2}, {"-1", 2}};
   for (const auto& [text, visible] : bad) {
     try {
-      (void)cli::parse_devices(text, visible, nullptr);
+      (void)fan_out::parse_devices(text, visible, nullptr);
       ADD_FAILURE() << "--devices " << text << " with " << visible << " GPUs was accepted";
     } catch (const std::invalid_argument& e) {
       EXPECT_EQ(std::string(e.what()).rfind("--devices", 0), 0u) << e.what();
@@ -183,17 +183,17 @@ TEST(devices, refuses_with_one_line) {
 
 TEST(devices, a_shard_process_sees_its_gpu_and_its_share_of_the_cores) {
   const char* parent[] = {"PATH=/bin", "CUDA_VISIBLE_DEVICES=4,5", "HOME=/root", nullptr};
-  const std::vector<std::string> env = cli::shard_environment(parent, "5", 8);
+  const std::vector<std::string> env = fan_out::shard_environment(parent, "5", 8);
   EXPECT_EQ(env, (std::vector<std::string>{"PATH=/bin", "HOME=/root", "CUDA_VISIBLE_DEVICES=5", "OMP_NUM_THREADS=8"}));
   const char* pinned[] = {"OMP_NUM_THREADS=3", nullptr};  // the user's choice stands
-  EXPECT_EQ(cli::shard_environment(pinned, "", 0), (std::vector<std::string>{"OMP_NUM_THREADS=3", "CUDA_VISIBLE_DEVICES="}));
+  EXPECT_EQ(fan_out::shard_environment(pinned, "", 0), (std::vector<std::string>{"OMP_NUM_THREADS=3", "CUDA_VISIBLE_DEVICES="}));
   const char* none[] = {nullptr};  // more processes than cores: one thread each, never 0
-  EXPECT_EQ(cli::shard_environment(none, "0", 0).back(), "OMP_NUM_THREADS=1");
+  EXPECT_EQ(fan_out::shard_environment(none, "0", 0).back(), "OMP_NUM_THREADS=1");
   // Processes sharing a GPU (--per-device) are told so; a stale value from the parent never passes on.
   const char* stale[] = {"FUSEBENCH_SHARED_GPU=9", nullptr};
-  EXPECT_EQ(cli::shard_environment(stale, "0", 2, 4),
+  EXPECT_EQ(fan_out::shard_environment(stale, "0", 2, 4),
             (std::vector<std::string>{"CUDA_VISIBLE_DEVICES=0", "OMP_NUM_THREADS=2", "FUSEBENCH_SHARED_GPU=4"}));
-  EXPECT_EQ(cli::shard_environment(stale, "0", 2, 1),
+  EXPECT_EQ(fan_out::shard_environment(stale, "0", 2, 1),
             (std::vector<std::string>{"CUDA_VISIBLE_DEVICES=0", "OMP_NUM_THREADS=2"}));
 }
 

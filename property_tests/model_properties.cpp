@@ -6,7 +6,7 @@
 namespace fb::gen {
 void showValue(const case_recipe& r, std::ostream& os) {
   os << "config " << r.config.dump() << ", seed " << r.seed << ", inputs " << to_string(r.inputs) << ", params "
-     << (r.params == ref::param_init::randomized ? "random" : "default");
+     << to_string(r.params);
 }
 }  // namespace fb::gen
 

@@ -8,6 +8,7 @@
 #include <rapidcheck/gtest.h>
 
 #include "harness/device.h"
+#include "harness/generators.h"
 #include "harness/registry.h"
 #include "harness/verify_plan.h"
 

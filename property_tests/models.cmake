@@ -11,6 +11,8 @@ add_executable(model_property_tests ${CMAKE_CURRENT_LIST_DIR}/model_properties.c
                ${CMAKE_CURRENT_LIST_DIR}/equivalence_doubles_test.cpp ${CMAKE_CURRENT_LIST_DIR}/generators_test.cpp
                ${CMAKE_CURRENT_LIST_DIR}/ctest_gpu_allocation.cpp)
 target_link_libraries(model_property_tests PRIVATE fusebench_core GTest::gtest GTest::gtest_main)
+# generators_test.cpp checks the README's fuzz-domain table against the declared domains.
+target_compile_definitions(model_property_tests PRIVATE FUSEBENCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 # 200 RapidCheck cases per property (SPEC: at least 200 reference-vs-oracle cases per model).
 # FUSEBENCH_RC_CASES overrides it (scripts/gpu-gate raises it for the CUDA properties).
 set(FUSEBENCH_RC_CASES 200 CACHE STRING "RapidCheck cases per property")

@@ -3,8 +3,8 @@
 include(GoogleTest)
 
 # The split, the GPU a process gets, and the merges of bench results and verify reports.
-add_executable(merge_test ${CMAKE_CURRENT_LIST_DIR}/merge_test.cpp ${PROJECT_SOURCE_DIR}/harness/cli/device_fan_out.cpp)
-target_link_libraries(merge_test PRIVATE fusebench_bench GTest::gtest GTest::gtest_main)
+add_executable(merge_test ${CMAKE_CURRENT_LIST_DIR}/merge_test.cpp)
+target_link_libraries(merge_test PRIVATE fusebench_bench fusebench_fan_out GTest::gtest GTest::gtest_main)
 gtest_discover_tests(merge_test DISCOVERY_TIMEOUT 60)
 
 # The CLI end to end (property_tests/cli_scale_test.sh): verify shards cover the unsharded run's cases

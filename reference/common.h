@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "fused/common/convt_index.cuh"
 
 namespace fb::ref {
 
@@ -104,9 +103,13 @@ class tf32_guard {
 
 namespace fb::ref {
 
-/// n_out = (n_in - 1)*s - 2p + k + op (SPEC §1), from the one index map shared with the fused kernels.
+/// The output size of a transposed convolution as PyTorch documents it for ConvTranspose{2,3}d
+/// (dilation 1): (n_in - 1)*s - 2p + dilation*(k - 1) + op + 1. Written here, not taken from fused/:
+/// the reference judges the fused kernels, so it shares no formula with them (a wrong size there must
+/// not be wrong here as well).
 [[nodiscard]] inline int64_t conv_transpose_output_size(int64_t n_in, int64_t k, int64_t s, int64_t p, int64_t op) {
-  return fused::convt_output_size(n_in, k, s, p, op);
+  constexpr int64_t dilation = 1;
+  return (n_in - 1) * s - 2 * p + dilation * (k - 1) + op + 1;
 }
 
 /// The rules PyTorch applies to a transposed convolution, shared by all five models. `spatial`

@@ -20,11 +20,11 @@
 #include <stdexcept>
 
 #include "harness/bench/bench_state.h"
-#include "harness/bench/build_info.h"
+#include "harness/process/build_info.h"
 #include "harness/bench/progress.h"
 #include "harness/bench/timed_call.h"
 #include "harness/device.h"
-#include "harness/generators.h"
+#include "harness/case_recipe.h"
 #include "harness/registry.h"
 #include "harness/resources.h"
 #include "harness/results/gbench_json.h"
@@ -96,14 +96,14 @@ struct run_context {
   /// Unwinds to the case loop once a stop was requested: between cases and after a timed sample.
   void check_stop() const {
     if (const int signal = settings.stop_signal ? settings.stop_signal() : 0; signal != 0)
-      throw bench_interrupted(signal);
+      throw run_interrupted(signal);
   }
 };
 
 /// What is decided about a point before anything is allocated.
 struct case_plan {
   const bench_point& point;
-  json config;        ///< canonical
+  parsed_config config;  ///< parsed once, here
   bench_state state;  ///< size, floor counters, input sets, policy, skip
 };
 
@@ -168,9 +168,9 @@ void record_all(run_context& ctx, const case_plan& plan, outcome o, const std::s
 std::optional<case_plan> plan_case(run_context& ctx, const bench_point& point) {
   const model_entry& model = *point.model;
   const bench_settings& settings = ctx.settings;
-  case_plan plan{point, json{}, bench_state{}};
+  case_plan plan{point, parsed_config{}, bench_state{}};
   try {
-    plan.config = model.canonicalize(point.config);
+    plan.config = model.parse(point.config);
   } catch (const std::invalid_argument& e) {  // ref::config_error and its kin
     record_all(ctx, plan, outcome::invalid_config, e.what());
     return std::nullopt;
@@ -205,9 +205,9 @@ std::optional<case_plan> plan_case(run_context& ctx, const bench_point& point) {
 std::vector<model_case> make_input_sets(const case_plan& plan, const bench_settings& settings) {
   std::vector<model_case> sets;
   for (int k = 0; k < plan.state.get_input_sets(); ++k) {
-    const gen::case_recipe recipe{plan.config, settings.seed + 101 + static_cast<std::uint64_t>(k),
+    const gen::case_recipe recipe{plan.config.canonical, settings.seed + 101 + static_cast<std::uint64_t>(k),
                                   input_distribution::uniform, ref::param_init::randomized};
-    sets.push_back(on_device(gen::make_case(*plan.point.model, recipe), settings.device));
+    sets.push_back(on_device(gen::make_case(*plan.point.model, plan.config, recipe), settings.device));
   }
   synchronize(settings.device);
   return sets;
@@ -226,7 +226,7 @@ void warm_up(const repetition_policy& policy, int calls, const std::function<dou
 /// Warm-up, then samples through Google Benchmark; `call(i)` runs repetition i. `prepare(i)`
 /// (optional) runs before every call, outside the timed region: it frees what the previous call
 /// returned, or poisons the output the call will write. A requested stop ends it after the current
-/// sample (bench_interrupted).
+/// sample (run_interrupted).
 timing_stats time_implementation(run_context& ctx, const case_plan& plan, const case_result& row,
                                  const std::function<void(std::size_t)>& call,
                                  const std::function<void(std::size_t)>& prepare = {}) {
@@ -266,7 +266,7 @@ void time_references(run_context& ctx, const case_plan& plan, const std::vector<
           },
           [&](std::size_t) { keep = ref::forward_result{}; });
       row.outcome = outcome::passed;
-    } catch (const bench_interrupted&) {
+    } catch (const run_interrupted&) {
       throw;
     } catch (const std::exception& e) {
       row.outcome = outcome::failed;
@@ -280,7 +280,7 @@ void time_references(run_context& ctx, const case_plan& plan, const std::vector<
 /// Fills the row's outcome and verification fields.
 void verify_fused(const run_context& ctx, const case_plan& plan, const implementation& impl, case_result& row) {
   const bench_settings& settings = ctx.settings;
-  const gen::case_recipe recipe{plan.config, settings.seed + 7919, input_distribution::uniform,
+  const gen::case_recipe recipe{plan.config.canonical, settings.seed + 7919, input_distribution::uniform,
                                 ref::param_init::randomized};
   const check_result check = verify_case(*plan.point.model, verify_target{impl, false}, recipe, settings.checks);
   row.outcome = check.result;
@@ -361,7 +361,7 @@ void time_fused(run_context& ctx, const case_plan& plan, const std::vector<model
     const double peak = plan.state.get_arithmetic_unit() == arithmetic_unit::fp64_mma ? ctx.calibration.fp64_mma_peak
                                                                                        : ctx.calibration.fp32_peak;
     row.floor = plan.state.get_floor(ctx.calibration.bandwidth, peak, row.stats->median);
-  } catch (const bench_interrupted&) {
+  } catch (const run_interrupted&) {
     throw;
   } catch (const std::exception& e) {
     row.outcome = outcome::failed;
@@ -424,7 +424,7 @@ json scale_for_cpu(const model_entry& model, const json& config) {
   for (const char* key : spatial_keys)
     if (integer(key)) try_set(key, std::max<int64_t>(1, c.at(key).get<int64_t>() / 4));
   // Large 2D defaults are still seconds per reference call after /4: halve on to the budget.
-  while (model.problem_size(c) > cpu_problem_budget) {
+  while (model.problem_size(model.parse(c)) > cpu_problem_budget) {
     const json before = c;
     for (const char* key : spatial_keys)
       if (integer(key) && c.at(key).get<int64_t>() > 1) try_set(key, c.at(key).get<int64_t>() / 2);
@@ -517,7 +517,7 @@ std::vector<bench_point> load_configs(const std::string& file_or_json) {
 
 void require_fits(const bench_point& point, device_kind device) {
   const double available = available_bytes(device);
-  const double need = case_bytes_estimate(*point.model, point.config, 2, true);
+  const double need = case_bytes_estimate(*point.model, point.model->parse(point.config), 2, true);
   if (available > 0.0 && need > usable_memory_fraction * available)
     throw std::invalid_argument(fmt::format(
         "{}/{} needs ~{:.1f} GiB, {:.1f} GiB available on {} (of which bench plans with {:.0f}%)", point.model->id,
@@ -583,7 +583,7 @@ void run_points(const std::vector<bench_point>& points, const bench_settings& se
   run_context ctx{settings, calibration, timer, writer, prog, log, summary};
   try {
     for (const bench_point& point : points) run_point(ctx, point);
-  } catch (const bench_interrupted& stop) {
+  } catch (const run_interrupted& stop) {
     prog.finish();
     summary.interrupted_by = stop.get_signal();
     writer.mark_incomplete(fmt::format("interrupted by {} after {} of {} cases", signal_name(stop.get_signal()),

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/bench/interrupt.h"
+#include "harness/process/interrupt.h"
 #include "harness/bench/repetition_policy.h"
 #include "harness/bench/timed_call.h"
 #include "harness/equivalence.h"
@@ -84,7 +84,7 @@ struct bench_settings {
   std::ostream* progress_out = nullptr;  ///< null: stderr, live on a terminal
   /// Polled between cases and after every timed sample; a non-zero signal number stops the run, which
   /// then marks its file incomplete. The default reads what interrupt_guard's handler recorded.
-  std::function<int()> stop_signal = bench::stop_signal;
+  std::function<int()> stop_signal = fb::stop_signal;
 };
 
 /// What a run did; the file itself is at results_path.

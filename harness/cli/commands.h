@@ -7,15 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "harness/exit_status.h"
+
 namespace fb::cli {
 
 /// The chosen subcommand's action; returns the process exit code.
 using command_action = std::function<int()>;
 
-/// Exit codes shared by all subcommands.
-inline constexpr int exit_ok = 0;
-inline constexpr int exit_failure = 1;  ///< a check failed / a regression was found
-inline constexpr int exit_usage = 2;    ///< bad usage, invalid config or bad file
+using fb::exit_failure;
+using fb::exit_ok;
+using fb::exit_usage;
+using fb::print_error;
 
 void add_list_command(CLI::App& app, command_action& run);
 void add_verify_command(CLI::App& app, command_action& run);
@@ -32,8 +34,11 @@ void add_history_command(CLI::App& app, command_action& run);
       [what](std::string& value) { return value.empty() ? "an empty value; give " + what : std::string(); }, "", "");
 }
 
-/// Prints "fusebench: error: <what>" on stderr.
-void print_error(const std::string& what);
+/// The `--shard K/N` and `--devices` options of verify and bench (harness/fan_out/), one wording for
+/// both: `units` names what a shard holds ("case indices i of each model", "the plan's configs p (in
+/// plan order)"), `devices_note` what the CPU fan-out cannot do (may be empty).
+void add_fan_out_options(CLI::App* cmd, std::string& shard, std::string& devices, const std::string& units,
+                         const std::string& devices_note);
 
 /// The candidate nearest to `word` by edit distance (insertions, deletions, substitutions and
 /// swaps of neighbours count 1 each), if it is close enough to be a plausible typo (at most a third

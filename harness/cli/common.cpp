@@ -6,9 +6,6 @@
 #include "harness/cli/commands.h"
 
 namespace fb::cli {
-
-void print_error(const std::string& what) { fmt::print(stderr, "fusebench: error: {}\n", what); }
-
 namespace {
 
 /// Optimal string alignment distance: Levenshtein plus a swap of two neighbours ("verfiy").
@@ -37,6 +34,19 @@ std::string nearest_word(const std::string& word, const std::vector<std::string>
     }
   const std::size_t plausible = std::clamp<std::size_t>(word.size() / 3, 1, 3);
   return best_distance <= plausible ? best : std::string();
+}
+
+void add_fan_out_options(CLI::App* cmd, std::string& shard, std::string& devices, const std::string& units,
+                         const std::string& devices_note) {
+  cmd->add_option("--shard", shard,
+                  "K/N: run only " + units + " with i % N == K-1 (K from 1); N such runs hold each once, and "
+                  "`fusebench merge` joins their files into the unsharded run's")
+      ->check(non_empty("K/N, e.g. 2/4"));
+  cmd->add_option("--devices", devices,
+                  "all, or GPU positions 0,1,...: one shard process per GPU (CUDA_VISIBLE_DEVICES), run at once and "
+                  "merged; output and exit status as of one process. cpu,cpu,...: that many shard processes on the "
+                  "CPU (to test the fan-out without a GPU" + (devices_note.empty() ? "" : "; " + devices_note) + ")")
+      ->check(non_empty("all, GPU positions like 0,1, or cpu,cpu"));
 }
 
 }  // namespace fb::cli

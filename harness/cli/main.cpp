@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "harness/bench/build_info.h"
+#include "harness/process/build_info.h"
 #include "harness/cli/commands.h"
 
 namespace {
@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
   install_crash_handler();
   CLI::App app{"fusebench: verification and benchmarking harness for fused CUDA kernels"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", [] { return fb::bench::version_text(fb::bench::describe_build()); },
+  app.set_version_flag("--version", [] { return fb::version_text(fb::describe_build()); },
                        "Print the version, git commit, libtorch and CUDA runtime, then exit");
   fb::cli::command_action run;
   fb::cli::add_list_command(app, run);

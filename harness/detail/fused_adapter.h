@@ -11,7 +11,7 @@
 #include "fused/common/stream.h"
 #include "harness/detail/raw_pointers.h"
 #include "harness/device.h"
-#include "harness/model_entry.h"
+#include "harness/typed_model.h"
 
 namespace fb::detail {
 
@@ -77,6 +77,16 @@ typed_implementation<Config> fused_implementation(device_kind device, std::vecto
     call(c, a);
   };
   return impl;
+}
+
+/// Adds a model's fused implementation on every device this build has: the host executor always, the
+/// CUDA kernels where the build has nvcc (FUSEBENCH_HAVE_CUDA). `make(device)` returns one of them.
+template <class Config, class Make>
+void add_fused_implementations(typed_model<Config>& m, Make make) {
+  m.fused.push_back(make(device_kind::cpu));
+#if FUSEBENCH_HAVE_CUDA
+  m.fused.push_back(make(device_kind::cuda));
+#endif
 }
 
 }  // namespace fb::detail

@@ -9,13 +9,13 @@
 #include <fmt/ranges.h>
 
 #include "harness/history/history_writers.h"
-#include "harness/printers/detail/format.h"
+#include "harness/format/number_format.h"
 #include "harness/report/report_model.h"
 
 namespace fb::history {
 namespace {
 
-using printers::detail::format_time;
+using format::format_time;
 
 /// A time axis switches to log scale when its largest value is this many times its smallest.
 constexpr double log_axis_span = 10.0;

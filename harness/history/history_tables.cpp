@@ -6,16 +6,16 @@
 #include <fmt/ranges.h>
 
 #include "harness/history/history_writers.h"
-#include "harness/printers/detail/format.h"
+#include "harness/format/number_format.h"
 
 namespace fb::history {
 namespace {
 
-using printers::detail::csv_field;
-using printers::detail::format_ratio;
-using printers::detail::format_time;
-using printers::detail::format_time_range;
-using printers::detail::markdown_cell;
+using format::csv_field;
+using format::format_ratio;
+using format::format_time;
+using format::format_time_range;
+using format::markdown_cell;
 
 std::string number(double x) { return std::isfinite(x) ? fmt::format("{}", x) : std::string(); }
 

@@ -3,7 +3,8 @@
 #include "fused/convt2d_gap_bias_lse.h"
 #include "harness/detail/fused_adapter.h"
 #include "harness/device.h"
-#include "harness/generators.h"
+#include "harness/models/convt2d_gap_bias_lse_domain.h"
+#include "harness/typed_model.h"
 #include "harness/models/models.h"
 #include "reference/convt2d_gap_bias_lse.h"
 
@@ -12,24 +13,12 @@ namespace {
 namespace model = ref::convt2d_gap_bias_lse;
 using model::config;
 
-rc::Gen<config> gen_config(const fuzz_budget& budget) {
-  gen::geometry_rules rules;
-  rules.dims = 2;
-  rules.strided = false;  // stride 1, padding 0: not constructor arguments of #42
-  return rc::gen::exec([rules, budget] {
-    config c = gen::config_of<config>(*gen::conv_transpose_geometry(rules, budget));
-    return c;
-  });
-}
-
 namespace fused = fb::fused::convt2d_gap_bias_lse;
 
 // Configs that cross the kernel's plane chunks: planes of one to four chunks (a chunk is
 // k_chunk_elems = 4096 elements of one (b, ci) plane, fused/common/plan_util.h).
 rc::Gen<config> gen_boundary_config(const fuzz_budget& budget) {
-  gen::geometry_rules rules;
-  rules.dims = 2;
-  rules.strided = false;
+  const domain::convt_domain& rules = convt2d_gap_bias_lse_domain();
   return rc::gen::map(gen::large_plane_geometry(rules, budget, fb::fused::detail::k_chunk_elems, 4),
                       [](const gen::convt_geometry& g) { return gen::config_of<config>(g); });
 }
@@ -60,7 +49,7 @@ model_entry convt2d_gap_bias_lse() {
       "convt2d_gap_bias_lse",
       42,
       "ConvTranspose2d (stride 1) -> mean over (H,W) -> + bias -> logsumexp over C -> sum -> * 10",
-      "B 1..8, C 1..64, k 1..7, H,W 1..40; bias drawn up to +-150 (unstabilised logsumexp overflows)",
+      convt2d_gap_bias_lse_domain(),
       config_schema<config>({
           make_field("in_channels", &config::in_channels, "input channels C_in"),
           make_field("out_channels", &config::out_channels, "output channels C_out"),
@@ -73,12 +62,8 @@ model_entry convt2d_gap_bias_lse() {
                         {model::validate, model::input_shape, model::output_shape, model::conv_output_shape,
                          model::make_parameters, model::forward, model::oracle},
                         2);
-  m.gen_config = gen_config;
   m.gen_boundary_config = gen_boundary_config;
-  m.fused.push_back(fused_implementation(device_kind::cpu));
-#if FUSEBENCH_HAVE_CUDA
-  m.fused.push_back(fused_implementation(device_kind::cuda));
-#endif
+  detail::add_fused_implementations(m, fused_implementation);
   // The floor: x read once (it dominates: 1.07 GB at the default size), parameters read, B floats
   // written; one add per input element plus the (B x C_in) x (C_in x C_out) product.
   m.fused_work = [](const config& c) {

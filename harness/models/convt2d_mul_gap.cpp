@@ -3,7 +3,8 @@
 #include "fused/convt2d_mul_gap.h"
 #include "harness/detail/fused_adapter.h"
 #include "harness/device.h"
-#include "harness/generators.h"
+#include "harness/models/convt2d_mul_gap_domain.h"
+#include "harness/typed_model.h"
 #include "harness/models/models.h"
 #include "reference/convt2d_mul_gap.h"
 
@@ -12,32 +13,16 @@ namespace {
 namespace model = ref::convt2d_mul_gap;
 using model::config;
 
-// Generators beside the model (cf. OpInfo's sample_inputs_*): geometry from the shared generator,
-// plus a multiplier of either sign.
-rc::Gen<config> gen_config(const fuzz_budget& budget) {
-  gen::geometry_rules rules;
-  rules.dims = 2;
-  rules.strided = true;
-  rules.output_padding = true;
-  return rc::gen::exec([rules, budget] {
-    config c = gen::config_of<config>(*gen::conv_transpose_geometry(rules, budget));
-    c.multiplier = *gen::real_in_range(-3.0, 3.0).as("multiplier");
-    return c;
-  });
-}
-
 namespace fused = fb::fused::convt2d_mul_gap;
 
 // Configs that cross the kernel's work items: planes of one to three items (an item is up to
 // k_item_elems = 32768 elements of one (b, ci) plane, fused/common/convt2d_mul_gap_plan.h).
 rc::Gen<config> gen_boundary_config(const fuzz_budget& budget) {
-  gen::geometry_rules rules;
-  rules.dims = 2;
-  rules.strided = true;
+  const domain::convt_domain& rules = convt2d_mul_gap_domain();
   return rc::gen::exec([rules, budget] {
     config c = gen::config_of<config>(
         *gen::large_plane_geometry(rules, budget, fused::detail::k_item_elems, 3));
-    c.multiplier = *gen::real_in_range(-3.0, 3.0).as("multiplier");
+    c.multiplier = *gen::real_field(rules.reals.at(0)).as("multiplier");  // the domain's multiplier
     return c;
   });
 }
@@ -69,7 +54,7 @@ model_entry convt2d_mul_gap() {
       "convt2d_mul_gap",
       44,
       "ConvTranspose2d -> * multiplier -> mean over (H,W) -> mean over (H,W)",
-      "B 1..8, C 1..64, k 1..7, s 1..4, p 0..k, op < s, H,W 1..40, multiplier [-3,3]; offset inputs +10",
+      convt2d_mul_gap_domain(),
       config_schema<config>({
           make_field("in_channels", &config::in_channels, "input channels C_in"),
           make_field("out_channels", &config::out_channels, "output channels C_out"),
@@ -82,19 +67,12 @@ model_entry convt2d_mul_gap() {
           make_field("height", &config::height, "input height H"),
           make_field("width", &config::width, "input width W"),
       })};
-  // At +100 the fp32 libtorch reference misses the gate against fp64 (measured 5.9e-5 on an output
-  // of 1.1: the conv sum of large positive inputs cancels), so offset inputs sit at +10 here.
-  m.input_offset = 10.0;
   use_reference<config>(m,
                         {model::validate, model::input_shape, model::output_shape, model::conv_output_shape,
                          model::make_parameters, model::forward, model::oracle},
                         2);
-  m.gen_config = gen_config;
   m.gen_boundary_config = gen_boundary_config;
-  m.fused.push_back(fused_implementation(device_kind::cpu));
-#if FUSEBENCH_HAVE_CUDA
-  m.fused.push_back(fused_implementation(device_kind::cuda));
-#endif
+  detail::add_fused_implementations(m, fused_implementation);
   // The floor of the fused algorithm: x read once, weights and bias read, (B, C_out) written; the
   // arithmetic is one add per input element plus the small tap GEMM.
   m.fused_work = [](const config& c) {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "fused/common/convt_phase.cuh"
-#include "harness/model_entry.h"
+#include "harness/typed_model.h"
 
 namespace fb::models {
 

@@ -2,7 +2,8 @@
 #include "fused/convt3d_ln_gelu_scale.h"
 #include "harness/detail/fused_adapter.h"
 #include "harness/device.h"
-#include "harness/generators.h"
+#include "harness/models/convt3d_ln_gelu_scale_domain.h"
+#include "harness/typed_model.h"
 #include "harness/models/convt3d_floor.h"
 #include "harness/models/models.h"
 #include "reference/convt3d_ln_gelu_scale.h"
@@ -11,21 +12,6 @@ namespace fb::models {
 namespace {
 namespace model = ref::convt3d_ln_gelu_scale;
 using model::config;
-
-// LayerNorm(out_channels) normalises the last dim, so PyTorch needs W' == C_out: the geometry
-// generator derives C_out from W' (gen::geometry_rules::last_dim_is_channels) instead of rejecting.
-rc::Gen<config> gen_config(const fuzz_budget& budget) {
-  gen::geometry_rules rules;
-  rules.dims = 3;
-  rules.last_dim_is_channels = true;
-  return rc::gen::exec([rules, budget] {
-    config c = gen::config_of<config>(*gen::conv_transpose_geometry(rules, budget));
-    c.bias = *rc::gen::arbitrary<bool>().as("bias");
-    c.eps = *gen::log_uniform(1e-5, 1.0).as("eps");
-    c.scaling_factor = *gen::real_in_range(-3.0, 3.0).as("scaling_factor");
-    return c;
-  });
-}
 
 namespace fused = fb::fused::convt3d_ln_gelu_scale;
 
@@ -57,7 +43,7 @@ model_entry convt3d_ln_gelu_scale() {
       "convt3d_ln_gelu_scale",
       34,
       "ConvTranspose3d -> LayerNorm(C_out) over the last dim W' -> exact GELU -> * scaling_factor",
-      "B 1..8, C_in 1..64, C_out = W' <= 64, k 1..7, s 1..4, p 0..k, D,H,W 1..40, eps [1e-6,1], scale [-3,3]",
+      convt3d_ln_gelu_scale_domain(),
       config_schema<config>({
           make_field("in_channels", &config::in_channels, "input channels C_in"),
           make_field("out_channels", &config::out_channels, "output channels C_out (must equal W')"),
@@ -72,19 +58,12 @@ model_entry convt3d_ln_gelu_scale() {
           make_field("height", &config::height, "input height H"),
           make_field("width", &config::width, "input width W (W' must equal out_channels)"),
       })};
-  // LayerNorm of offset rows cancels in fp32 (libtorch computes y*a + b): at +10 about 7% of cases
-  // had the fp32 reference off fp64 by more than 1e-5; offset inputs sit at +2, as for #15.
-  m.input_offset = 2.0;
   use_reference<config>(m,
                         {model::validate, model::input_shape, model::output_shape, model::conv_output_shape,
                          model::make_parameters, model::forward, model::oracle},
                         3);
   m.conditioning = model::conditioning;
-  m.gen_config = gen_config;
-  m.fused.push_back(fused_implementation(device_kind::cpu));
-#if FUSEBENCH_HAVE_CUDA
-  m.fused.push_back(fused_implementation(device_kind::cuda));
-#endif
+  detail::add_fused_implementations(m, fused_implementation);
   // The floor of the fused algorithm. Bytes: x read once, weights and gamma, beta read, the output
   // written once (nothing else of output size moves). FLOPs: 2 per valid-tap MAC (B*C_in*C_out
   // times the valid (input, tap) pairs of each dimension), one pass over the convolution, on the

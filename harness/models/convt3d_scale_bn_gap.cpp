@@ -4,7 +4,8 @@
 #include "fused/convt3d_scale_bn_gap.h"
 #include "harness/detail/fused_adapter.h"
 #include "harness/device.h"
-#include "harness/generators.h"
+#include "harness/models/convt3d_scale_bn_gap_domain.h"
+#include "harness/typed_model.h"
 #include "harness/models/models.h"
 #include "reference/convt3d_scale_bn_gap.h"
 
@@ -12,22 +13,6 @@ namespace fb::models {
 namespace {
 namespace model = ref::convt3d_scale_bn_gap;
 using model::config;
-
-rc::Gen<config> gen_config(const fuzz_budget& budget) {
-  return rc::gen::exec([budget] {
-    const bool training = *rc::gen::arbitrary<bool>().as("training");
-    gen::geometry_rules rules;
-    rules.dims = 3;
-    rules.strided = false;
-    rules.batch_norm_training = training;
-    config c = gen::config_of<config>(*gen::conv_transpose_geometry(rules, budget));
-    c.training = training;
-    c.scale_factor = *gen::real_in_range(-3.0, 3.0).as("scale_factor");
-    c.eps = *gen::log_uniform(1e-6, 1.0).as("eps");
-    c.momentum = *gen::real_in_range(1e-3, 1.0).as("momentum");
-    return c;
-  });
-}
 
 namespace fused = fb::fused::convt3d_scale_bn_gap;
 
@@ -99,8 +84,7 @@ model_entry convt3d_scale_bn_gap() {
       "convt3d_scale_bn_gap",
       77,
       "ConvTranspose3d (stride 1) -> * scale_factor -> BatchNorm3d (training by default) -> AdaptiveAvgPool3d(1)",
-      "B 1..8, C 1..64, k 1..7, D,H,W 1..40, scale [-3,3], eps [1e-6,1], momentum (0,1], training and eval; "
-      "offset inputs +2",
+      convt3d_scale_bn_gap_domain(),
       config_schema<config>({
           make_field("in_channels", &config::in_channels, "input channels C_in"),
           make_field("out_channels", &config::out_channels, "output channels C_out"),
@@ -114,20 +98,13 @@ model_entry convt3d_scale_bn_gap() {
           make_field("width", &config::width, "input width W"),
           make_field("training", &config::training, "BatchNorm mode (KernelBench never calls .eval())", false),
       })};
-  // As for #15: at +100 the fp32 reference's running_var misses the gate (rel 1.7e-5 measured);
-  // offset inputs sit at +2.
-  m.input_offset = 2.0;
   use_reference<config>(m,
                         {model::validate, model::input_shape, model::output_shape, model::conv_output_shape,
                          model::make_parameters, model::forward, model::oracle},
                         3);
   m.buffer_names = [](const config&) { return ref::batch_norm_buffer_names("batch_norm"); };
   m.conditioning = model::conditioning;
-  m.gen_config = gen_config;
-  m.fused.push_back(fused_implementation(device_kind::cpu));
-#if FUSEBENCH_HAVE_CUDA
-  m.fused.push_back(fused_implementation(device_kind::cuda));
-#endif
+  detail::add_fused_implementations(m, fused_implementation);
   m.fused_work = fused_work;
   m.sweep_variants = [](const config& base) {
     auto v = batch_variants(base, {{"batch x0.125", 2}, {"batch x0.5", 8}, {"batch x2", 32}});

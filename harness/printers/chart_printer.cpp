@@ -20,7 +20,7 @@
 #include <fmt/ostream.h>
 #include <fmt/std.h>
 
-#include "harness/printers/detail/format.h"
+#include "harness/format/number_format.h"
 
 namespace fb::printers {
 namespace {
@@ -197,7 +197,7 @@ std::optional<std::string> write_time_chart(const fs::path& dir, const report_mo
   std::vector<std::string> size_tics;
   for (const sweep_row& row : m.rows)
     if (std::isfinite(row.problem_size) && row.problem_size > 0)
-      size_tics.push_back(fmt::format("'{}' {:.6g}", detail::format_count(row.problem_size), row.problem_size));
+      size_tics.push_back(fmt::format("'{}' {:.6g}", format::format_count(row.problem_size), row.problem_size));
   for (const std::string& impl : impls) {
     std::string block;
     for (const sweep_row& row : m.rows) {

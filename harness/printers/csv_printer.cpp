@@ -7,14 +7,14 @@
 #include <fmt/ostream.h>
 #include <fmt/ranges.h>
 
-#include "harness/printers/detail/format.h"
+#include "harness/format/number_format.h"
 
 namespace fb::printers {
 namespace {
 
 using namespace report;
 
-using detail::csv_field;
+using format::csv_field;
 
 std::string number(double x) { return std::isfinite(x) ? fmt::format("{}", x) : std::string(); }
 
@@ -58,7 +58,7 @@ void csv_printer::do_print_report(const report_model& report) {
         const floor_estimate* f = cell.floor ? &*cell.floor : nullptr;
         for (double v : {f ? f->bytes : NAN, f ? f->flops : NAN, f ? f->floor_seconds : NAN})
           r.push_back(number(v));
-        const std::optional<double> over = f && s ? detail::time_over_floor(s->median, f->floor_seconds) : std::nullopt;
+        const std::optional<double> over = f && s ? format::time_over_floor(s->median, f->floor_seconds) : std::nullopt;
         r.push_back(over ? number(*over) : std::string());
         r.push_back(f ? (f->impossible ? "true" : "false") : std::string());
         append_ratio(r, fused != nullptr ? fused->vs_ref : std::nullopt);

@@ -10,13 +10,13 @@
 #include <fmt/ostream.h>
 #include <fmt/ranges.h>
 
-#include "harness/printers/detail/format.h"
+#include "harness/format/number_format.h"
 
 namespace fb::printers {
 namespace {
 
 using namespace report;
-namespace d = detail;
+namespace d = fb::format;
 
 /// A Markdown table built row by row; `align` holds "---" or "--:" per column.
 class table {

@@ -9,7 +9,7 @@
 #include <fmt/ostream.h>
 #include <fmt/ranges.h>
 
-#include "harness/printers/detail/format.h"
+#include "harness/format/number_format.h"
 #include "harness/stats/mann_whitney.h"
 
 namespace fb::report {
@@ -159,7 +159,7 @@ comparison compare_results(const results_file& base, const results_file& cur, co
 }
 
 void print_comparison_markdown(std::ostream& out, const comparison& c) {
-  namespace d = printers::detail;
+  namespace d = fb::format;
   fmt::print(out, "| case | base median | cur median | ratio | p-value | verdict |\n");
   fmt::print(out, "|---|--:|--:|--:|--:|---|\n");
   for (const case_comparison& cc : c.cases) {

@@ -2,6 +2,8 @@
 #include <cstdio>
 
 #include "fused/convt2d_gap_bias_lse.h"
+#include "harness/models/convt2d_gap_bias_lse_domain.h"
+#include "property_tests/selftest/domain_draw.h"
 #include "property_tests/selftest/convt2d_gap_bias_lse_boundary.h"
 #include "property_tests/selftest/selftest.h"
 
@@ -53,13 +55,14 @@ bool run_case(const gl::problem& p, dist d, rng_t& rng, bool graph, bool bench, 
 }
 
 gl::problem draw(rng_t& rng) {
+  const domain::convt_domain& d = models::convt2d_gap_bias_lse_domain();
   gl::problem p{};
-  p.batch = rng.range(1, 8);
-  p.in_channels = rng.range(1, 64);
-  p.out_channels = rng.range(1, 64);
-  p.height = rng.range(1, 40);
-  p.width = rng.range(1, 40);
-  p.kernel_size = rng.range(1, 7);
+  p.batch = draw_from(rng, d.batch);
+  p.in_channels = draw_from(rng, d.channels);
+  p.out_channels = draw_from(rng, d.channels);
+  p.height = draw_from(rng, d.spatial);
+  p.width = draw_from(rng, d.spatial);
+  p.kernel_size = draw_from(rng, d.kernel);
   return p;
 }
 

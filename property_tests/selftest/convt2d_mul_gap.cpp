@@ -3,6 +3,8 @@
 #include <cstdio>
 
 #include "fused/convt2d_mul_gap.h"
+#include "harness/models/convt2d_mul_gap_domain.h"
+#include "property_tests/selftest/domain_draw.h"
 #include "property_tests/selftest/convt2d_mul_gap_boundary.h"
 #include "property_tests/selftest/selftest.h"
 
@@ -56,21 +58,22 @@ bool run_case(const mg::problem& p, dist d, rng_t& rng, bool graph, bool bench, 
   return ok;
 }
 
+/// A random problem of the model's declared fuzz domain (harness/models/convt2d_mul_gap_domain.h).
 mg::problem draw(rng_t& rng) {
+  const domain::convt_domain& d = models::convt2d_mul_gap_domain();
   mg::problem p{};
-  p.batch = rng.range(1, 8);
-  p.in_channels = rng.range(1, 64);
-  p.out_channels = rng.range(1, 64);
-  p.height = rng.range(1, 40);
-  p.width = rng.range(1, 40);
-  p.kernel_size = rng.range(1, 7);
-  p.stride = rng.range(1, 4);
+  p.batch = draw_from(rng, d.batch);
+  p.in_channels = draw_from(rng, d.channels);
+  p.out_channels = draw_from(rng, d.channels);
+  p.height = draw_from(rng, d.spatial);
+  p.width = draw_from(rng, d.spatial);
+  p.kernel_size = draw_from(rng, d.kernel);
+  p.stride = draw_from(rng, d.stride);
   p.output_padding = rng.range(0, p.stride - 1);
-  auto pmax = [&](int64_t n) { return ((n - 1) * p.stride + p.kernel_size + p.output_padding - 1) / 2; };
-  const int64_t pm = std::min(pmax(p.height), pmax(p.width));
-  // Mostly small paddings (as in practice), sometimes anything valid (crops at both borders, p > k).
-  p.padding = (rng.next() % 3 == 0) ? rng.range(0, pm) : std::min<int64_t>(pm, rng.range(0, 3));
-  p.multiplier = static_cast<float>(4.0 * rng.u01() - 2.0);
+  const int64_t pm = std::min(domain::max_padding(p.height, p.kernel_size, p.stride, p.output_padding),
+                              domain::max_padding(p.width, p.kernel_size, p.stride, p.output_padding));
+  p.padding = draw_padding(rng, d, p.kernel_size, pm);
+  p.multiplier = static_cast<float>(draw_from(rng, d.reals.at(0)));
   return p;
 }
 

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "fused/convt3d_bn_sub.h"
+#include "harness/models/convt3d_bn_sub_domain.h"
+#include "property_tests/selftest/domain_draw.h"
 #include "property_tests/selftest/convt3d_bn_sub_boundary.h"
 #include "property_tests/selftest/selftest.h"
 
@@ -108,23 +110,24 @@ bool run_case(const bsub::problem& p, bool bias, dist d, rng_t& rng, bool graph,
 int64_t pick_padding(rng_t& rng, const bsub::problem& p) {
   auto pmax = [&](int64_t n) { return ((n - 1) * p.stride + p.kernel_size - 1) / 2; };
   const int64_t pm = std::min({pmax(p.depth), pmax(p.height), pmax(p.width)});
-  // Mostly small paddings (as in practice), sometimes anything valid (crops at both borders, p > k).
-  return (rng.next() % 3 == 0) ? rng.range(0, pm) : std::min<int64_t>(pm, rng.range(0, p.kernel_size));
+  return draw_padding(rng, models::convt3d_bn_sub_domain(), p.kernel_size, pm);
 }
 
 /// A random problem of the fuzz domain (SPEC 2), kept to <= ~4M outputs and a host run of a
 /// fraction of a second.
 bsub::problem draw(rng_t& rng) {
+  const domain::convt_domain& d = models::convt3d_bn_sub_domain();
   bsub::problem p{};
-  p.batch = rng.range(1, 8);
-  p.in_channels = rng.range(1, 64);
-  p.out_channels = rng.range(1, 64);
-  if (p.out_channels == p.in_channels && rng.next() % 4 != 0) p.out_channels = p.in_channels % 64 + 1;  // SPEC 1
-  p.kernel_size = rng.range(1, 7);
-  p.stride = rng.range(1, 4);
-  p.depth = rng.range(1, 40);
-  p.height = rng.range(1, 40);
-  p.width = rng.range(1, 40);
+  p.batch = draw_from(rng, d.batch);
+  p.in_channels = draw_from(rng, d.channels);
+  p.out_channels = draw_from(rng, d.channels);
+  if (p.out_channels == p.in_channels && rng.next() % 4 != 0)  // SPEC 1
+    p.out_channels = p.in_channels % d.channels.hi + 1;
+  p.kernel_size = draw_from(rng, d.kernel);
+  p.stride = draw_from(rng, d.stride);
+  p.depth = draw_from(rng, d.spatial);
+  p.height = draw_from(rng, d.spatial);
+  p.width = draw_from(rng, d.spatial);
   p.training = rng.next() % 4 != 0;
   p.eps = 1e-5;
   p.momentum = 0.1;

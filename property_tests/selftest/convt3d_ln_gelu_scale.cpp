@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "fused/convt3d_ln_gelu_scale.h"
+#include "harness/models/convt3d_ln_gelu_scale_domain.h"
+#include "property_tests/selftest/domain_draw.h"
 #include "property_tests/selftest/convt3d_ln_gelu_scale_boundary.h"
 #include "property_tests/selftest/selftest.h"
 
@@ -88,21 +90,22 @@ bool run_case(const lgs::problem& p, bool bias, dist d, rng_t& rng, bool graph, 
 /// A random problem of the fuzz domain (SPEC 2): W' == C_out <= 64 (the width follows from the
 /// drawn W'), kept to <= ~4M outputs and a host run of a fraction of a second.
 lgs::problem draw(rng_t& rng) {
+  const domain::convt_domain& d = models::convt3d_ln_gelu_scale_domain();
   lgs::problem p{};
-  p.batch = rng.range(1, 8);
-  p.in_channels = rng.range(1, 64);
-  p.kernel_size = rng.range(1, 7);
-  p.stride = rng.range(1, 4);
-  p.depth = rng.range(1, 40);
-  p.height = rng.range(1, 40);
-  p.eps = std::exp(std::log(1e-5) + rng.u01() * (std::log(1.0) - std::log(1e-5)));
-  p.scaling_factor = -3.0 + 6.0 * rng.u01();
-  const int64_t w_target = rng.range(1, 64);
+  p.batch = draw_from(rng, d.batch);
+  p.in_channels = draw_from(rng, d.channels);
+  p.kernel_size = draw_from(rng, d.kernel);
+  p.stride = draw_from(rng, d.stride);
+  p.depth = draw_from(rng, d.spatial);
+  p.height = draw_from(rng, d.spatial);
+  p.eps = draw_from(rng, d.reals.at(0));
+  p.scaling_factor = draw_from(rng, d.reals.at(1));
+  const int64_t w_target = draw_from(rng, d.channels);  // C_out = W'
   p.width = std::max<int64_t>(1, (w_target - p.kernel_size) / p.stride + 1);
   for (;;) {
-    auto pmax = [&](int64_t n) { return ((n - 1) * p.stride + p.kernel_size - 1) / 2; };
-    const int64_t pm = std::min({pmax(p.depth), pmax(p.height), pmax(p.width), p.kernel_size});
-    p.padding = rng.range(0, pm);
+    const auto pmax = [&](int64_t n) { return domain::max_padding(n, p.kernel_size, p.stride, 0); };
+    const int64_t pm = std::min({pmax(p.depth), pmax(p.height), pmax(p.width)});
+    p.padding = draw_padding(rng, d, p.kernel_size, pm);
     p.out_channels = convt3d_out_size(p, p.width);
     double outputs = 0, macs = 0;
     convt3d_sizes_of(p, outputs, macs);

@@ -10,6 +10,8 @@
 #include <cstring>
 
 #include "fused/convt3d_scale_bn_gap.h"
+#include "harness/models/convt3d_scale_bn_gap_domain.h"
+#include "property_tests/selftest/domain_draw.h"
 #include "property_tests/selftest/convt3d_scale_bn_gap_boundary.h"
 #include "property_tests/selftest/selftest.h"
 
@@ -133,25 +135,26 @@ double conv_output(const sb::problem& p) {
 /// (the GPU fuzz budget; it also keeps the host executor's expected values quick: the largest
 /// shape of the domain is one of the fixed cases below).
 sb::problem draw(rng_t& rng) {
+  const domain::convt_domain& d = models::convt3d_scale_bn_gap_domain();
   sb::problem p{};
   for (;;) {
-    p.batch = rng.range(1, 8);
-    p.in_channels = rng.range(1, 64);
-    p.out_channels = rng.range(1, 64);
-    if (p.out_channels == p.in_channels && rng.next() % 4 != 0) p.out_channels = p.in_channels % 64 + 1;
-    p.depth = rng.range(1, 40);
-    p.height = rng.range(1, 40);
-    p.width = rng.range(1, 40);
-    p.kernel_size = rng.range(1, 7);
+    p.batch = draw_from(rng, d.batch);
+    p.in_channels = draw_from(rng, d.channels);
+    p.out_channels = draw_from(rng, d.channels);
+    if (p.out_channels == p.in_channels && rng.next() % 4 != 0) p.out_channels = p.in_channels % d.channels.hi + 1;
+    p.depth = draw_from(rng, d.spatial);
+    p.height = draw_from(rng, d.spatial);
+    p.width = draw_from(rng, d.spatial);
+    p.kernel_size = draw_from(rng, d.kernel);
     p.training = rng.next() % 3 != 0;
     const int64_t k = p.kernel_size;
     const bool valid = !p.training || p.batch * (p.depth + k - 1) * (p.height + k - 1) * (p.width + k - 1) > 1;
     const double input = static_cast<double>(p.batch * p.in_channels * p.depth * p.height * p.width);
     if (valid && conv_output(p) <= 4.0e6 && input <= 4.0e6) break;
   }
-  p.scale_factor = 6.0 * rng.u01() - 3.0;
-  p.eps = std::exp(std::log(1e-6) + rng.u01() * (std::log(1.0) - std::log(1e-6)));
-  p.momentum = std::max(1e-3, rng.u01());
+  p.scale_factor = draw_from(rng, d.reals.at(0));
+  p.eps = draw_from(rng, d.reals.at(1));
+  p.momentum = draw_from(rng, d.reals.at(2));
   return p;
 }
 

@@ -15,6 +15,7 @@
 
 #include "fused/common/convt_phase.cuh"
 #include "fused/common/cuda_check.h"
+#include "property_tests/input_dist.h"
 
 namespace fb::selftest {
 
@@ -32,8 +33,8 @@ struct rng_t {
 
 /// Input distributions, as in the fuzz domain (SPEC §2): uniform [0,1), normal, +100 offset, non-zero
 /// only on the border rows and columns of the last two dims, sparse.
-enum class dist { uniform, normal, offset, border_only, sparse };
-[[nodiscard]] const char* dist_name(dist d);
+using test_inputs::dist;
+using test_inputs::dist_name;
 [[nodiscard]] dist draw_dist(rng_t& rng);
 
 /// Fills x (planes of h x w in its last two dims) from distribution d.

@@ -45,12 +45,7 @@ double rng_t::normal() {
   return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * u01());
 }
 
-const char* dist_name(dist d) {
-  static const char* names[] = {"uniform", "normal", "offset+100", "border_only", "sparse"};
-  return names[static_cast<int>(d)];
-}
-
-dist draw_dist(rng_t& rng) { return static_cast<dist>(rng.range(0, 4)); }
+dist draw_dist(rng_t& rng) { return test_inputs::dist_at(rng.range(0, 4)); }
 
 void fill_x(std::vector<float>& x, int64_t h, int64_t w, dist d, rng_t& rng) {
   const int64_t hw = h * w;

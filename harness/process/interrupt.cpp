@@ -1,10 +1,10 @@
-#include "harness/bench/interrupt.h"
+#include "harness/process/interrupt.h"
 
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 
-namespace fb::bench {
+namespace fb {
 namespace {
 
 // The only state the handler touches: a store to a volatile sig_atomic_t is all POSIX allows a
@@ -49,7 +49,7 @@ std::string signal_name(int signal) {
   return "signal " + std::to_string(signal);
 }
 
-bench_interrupted::bench_interrupted(int signal)
+run_interrupted::run_interrupted(int signal)
     : std::runtime_error("interrupted by " + signal_name(signal)), m_signal(signal) {}
 
-}  // namespace fb::bench
+}  // namespace fb

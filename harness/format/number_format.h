@@ -1,12 +1,13 @@
 #pragma once
-/// Human-readable numbers shared by the Markdown table, the compare table and the charts.
+/// Human-readable numbers shared by the Markdown table, the compare table and the charts: below both
+/// the printers and report/, so neither reaches up into the other.
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "harness/stats/ratio_interval.h"
 
-namespace fb::printers::detail {
+namespace fb::format {
 
 /// Placeholder for a value that does not exist (reference-only model, failing case, ...).
 inline constexpr std::string_view none = "—";
@@ -54,4 +55,4 @@ struct time_unit {
 /// An RFC 4180 CSV field: quoted when it holds a comma, a quote or a newline (a quote inside doubled).
 [[nodiscard]] std::string csv_field(std::string_view text);
 
-}  // namespace fb::printers::detail
+}  // namespace fb::format

@@ -1,12 +1,12 @@
 #pragma once
-/// Stopping a bench run cleanly on SIGINT or SIGTERM. The handler only records the signal (a
-/// sig_atomic_t store, async-signal-safe); the runner polls stop_signal() between cases and after
+/// Stopping a run (bench, verify, a fan-out of shard processes) cleanly on SIGINT or SIGTERM. The handler only records the signal (a
+/// sig_atomic_t store, async-signal-safe); the run polls stop_signal() between cases and after
 /// every timed sample, then marks the results file incomplete and returns. Torch-free.
 #include <memory>
 #include <stdexcept>
 #include <string>
 
-namespace fb::bench {
+namespace fb {
 
 /// Installs the SIGINT and SIGTERM handlers while it lives and restores the previous ones after.
 /// A second signal of the same kind gets the default action (SA_RESETHAND), so a run stuck inside
@@ -30,11 +30,11 @@ class interrupt_guard {
 /// "SIGINT", "SIGTERM", else "signal N".
 [[nodiscard]] std::string signal_name(int signal);
 
-/// Thrown inside a run to unwind to the case loop once a stop was requested; never escapes run_bench.
-class bench_interrupted : public std::runtime_error {
+/// Thrown inside a run to unwind to the case loop once a stop was requested; never escapes the run (bench::run_bench catches it).
+class run_interrupted : public std::runtime_error {
  public:
   /// `signal` is the recorded signal number.
-  explicit bench_interrupted(int signal);
+  explicit run_interrupted(int signal);
   /// The recorded signal number.
   [[nodiscard]] int get_signal() const { return m_signal; }
 
@@ -42,4 +42,4 @@ class bench_interrupted : public std::runtime_error {
   int m_signal;
 };
 
-}  // namespace fb::bench
+}  // namespace fb

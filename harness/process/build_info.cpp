@@ -1,4 +1,4 @@
-#include "harness/bench/build_info.h"
+#include "harness/process/build_info.h"
 
 #include <cstdio>
 
@@ -11,7 +11,7 @@
 #include <torch/version.h>  // only the TORCH_VERSION macros, no torch API
 #endif
 
-namespace fb::bench {
+namespace fb {
 namespace {
 
 std::string run_command(const std::string& command) {
@@ -97,4 +97,4 @@ std::string version_text(const build_info& info) {
       info.build_type.empty() ? std::string("unknown") : info.build_type);
 }
 
-}  // namespace fb::bench
+}  // namespace fb

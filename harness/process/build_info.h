@@ -3,7 +3,7 @@
 /// records the same commit and libtorch version.
 #include <string>
 
-namespace fb::bench {
+namespace fb {
 
 /// The build and the libraries it runs with.
 struct build_info {
@@ -21,4 +21,4 @@ struct build_info {
 /// Lines of `fusebench --version`: "fusebench 0.1.0", the commit, libtorch, and the CUDA runtime or "cpu-only".
 [[nodiscard]] std::string version_text(const build_info& info);
 
-}  // namespace fb::bench
+}  // namespace fb

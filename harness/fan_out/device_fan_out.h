@@ -10,7 +10,7 @@
 
 #include "harness/shard.h"
 
-namespace fb::cli {
+namespace fb::fan_out {
 
 /// Where one shard process runs.
 struct device_slot {
@@ -78,4 +78,4 @@ using line_hook = std::function<bool(std::size_t process, const std::string& lin
 /// A fresh folder for the children's files under `parent` (mkdtemp). Throws std::runtime_error.
 [[nodiscard]] std::string make_scratch_folder(const std::string& parent, const std::string& prefix);
 
-}  // namespace fb::cli
+}  // namespace fb::fan_out

@@ -1,10 +1,10 @@
-#include "harness/printers/detail/format.h"
+#include "harness/format/number_format.h"
 
 #include <cmath>
 
 #include <fmt/format.h>
 
-namespace fb::printers::detail {
+namespace fb::format {
 
 time_unit pick_time_unit(double seconds) {
   const double magnitude = std::abs(seconds);
@@ -96,4 +96,4 @@ std::string csv_field(std::string_view text) {
   return out + "\"";
 }
 
-}  // namespace fb::printers::detail
+}  // namespace fb::format

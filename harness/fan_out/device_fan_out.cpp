@@ -1,4 +1,4 @@
-#include "harness/cli/device_fan_out.h"
+#include "harness/fan_out/device_fan_out.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -23,7 +23,7 @@
 
 extern char** environ;
 
-namespace fb::cli {
+namespace fb::fan_out {
 namespace {
 
 constexpr std::size_t kept_lines = 5;
@@ -262,4 +262,4 @@ std::string make_scratch_folder(const std::string& parent, const std::string& pr
   return pattern;
 }
 
-}  // namespace fb::cli
+}  // namespace fb::fan_out

@@ -1,0 +1,33 @@
+#pragma once
+/// `fusebench bench`'s run: plan the configs (a sweep or --config), fan them out over --devices or
+/// time this shard of them (runner.h), and print the summary. The CLI (harness/cli/bench.cpp) only
+/// parses the options into `command_options` and calls run_command().
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fb::bench {
+
+/// Options of `fusebench bench`. A new option that changes the plan or the measurement must also be
+/// passed on to the shard processes of --devices (shard_arguments).
+struct command_options {
+  std::vector<std::string> models;     ///< ids; empty: all
+  std::string sweep = "quick";         ///< quick or standard
+  std::string config;                  ///< FILE or inline JSON of custom configs; replaces the sweep
+  std::string device;                  ///< cpu or cuda; empty: the best present
+  std::string out = "bench-results";   ///< folder of results.json and gbench.json
+  uint64_t seed = 1;                   ///< verification and input sets
+  std::optional<double> time_cap;      ///< per case [seconds]; default 2 on cuda, 0.5 on cpu
+  std::size_t min_samples = 10;        ///< per case [count]
+  bool no_cpu_scale = false;           ///< time the sweep's full-size configs on a CPU too
+  std::string shard;                   ///< "K/N": only the plan's configs p with p % N == K-1
+  std::string devices;                 ///< "all", "0,1", "cpu,cpu": one shard process per device, merged
+};
+
+/// Runs bench as `opt` says; returns its exit status (harness/exit_status.h; 128 + the signal when
+/// interrupted). Throws ref::config_error, json::exception, std::invalid_argument on bad usage (exit 2).
+[[nodiscard]] int run_command(const command_options& opt);
+
+}  // namespace fb::bench

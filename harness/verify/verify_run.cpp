@@ -1,0 +1,598 @@
+#include "harness/verify/verify_run.h"
+
+#include <c10/util/Exception.h>
+#include <fmt/core.h>
+#include <fmt/ostream.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+#include <unistd.h>
+
+#include "harness/detail/remove_tree.h"
+#include "harness/device.h"
+#include "harness/exit_status.h"
+#include "harness/fan_out/fan_out.h"
+#include "harness/process/build_info.h"
+#include "harness/process/interrupt.h"
+#include "harness/registry.h"
+#include "harness/repro_bundle.h"
+#include "harness/verify_plan.h"
+#include "harness/verify_report.h"
+
+namespace fb::verify {
+
+std::string one_line(const std::exception& e) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  std::string what = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
+  const auto nl = what.find('\n');
+  return nl == std::string::npos ? what : what.substr(0, nl);
+}
+
+namespace {
+
+using verify_options = options;
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+json read_config_argument(const std::string& arg) {
+  const auto first = arg.find_first_not_of(" \t\n");
+  if (first != std::string::npos && arg[first] == '{') return json::parse(arg);
+  std::error_code ec;
+  if (std::filesystem::is_directory(arg, ec))
+    throw std::invalid_argument("--config " + arg + ": is a directory, not a config file (a bundle's is DIR/config.json)");
+  std::ifstream f(arg);
+  if (!f) throw std::invalid_argument("--config " + arg + ": not inline JSON and not a readable file");
+  return json::parse(f);
+}
+
+/// The folder for repro bundles exists (or is made) and takes files, before any case runs.
+void require_writable_folder(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir, ec))
+    throw std::invalid_argument("--save-failures " + dir + ": cannot create the folder (" + ec.message() + ")");
+  const fs::path probe = fs::path(dir) / ".fusebench_write_probe";
+  std::ofstream f(probe);
+  if (!f) throw std::invalid_argument("--save-failures " + dir + ": the folder is not writable");
+  f.close();
+  fs::remove(probe, ec);
+}
+
+/// An output file opens for writing now, so a bad path fails before the run, not after it.
+void require_writable_file(const std::string& path, const char* flag) {
+  std::ofstream f(path, std::ios::app);
+  if (!f) throw std::invalid_argument(std::string(flag) + " " + path + ": cannot write the file");
+}
+
+/// The command that replays a case exactly (config, seed, distribution, regime, device, tolerances).
+std::string repro_line(const model_entry& model, const gen::case_recipe& recipe, device_kind device,
+                       const check_options& checks) {
+  return gen::repro_command(model, recipe, device) + fmt::format(" --atol {} --rtol {}", checks.atol, checks.rtol) +
+         (checks.fp64_rule ? "" : " --strict-fp32");
+}
+
+/// Everything a run shares: options, device, the report and where failures go.
+struct verify_run {
+  const verify_options& opt;
+  device_kind device;
+  check_options checks;
+  verify_report report;
+  bool tty = false;
+  int stopped_by = 0;  ///< the signal that stopped the fuzz loop after a case (0: it ran to the end)
+
+  /// Records one verdict; prints a failure with its repro line and saves a bundle when asked.
+  void record(const model_entry& model, const std::string& implementation, const std::string& against, int index,
+              const gen::case_recipe& recipe, const judged_case* judged, check_result r, double seconds) {
+    verify_case_record rec{model.id,
+                           implementation,
+                           index,
+                           judged != nullptr ? judged->first.config.canonical : recipe.config,
+                           recipe.seed,
+                           std::string(to_string(recipe.inputs)),
+                           std::string(to_string(recipe.params)),
+                           r.result,
+                           r.rule,
+                           r.message,
+                           r.vs_expected.max_abs,
+                           r.vs_expected.worst_ratio,
+                           seconds,
+                           "",
+                           ""};
+    std::string line;  // the failure's lines, printed with the verdict
+    if (r.result != outcome::passed) {
+      rec.repro = repro_line(model, recipe, device, checks);
+      line = fmt::format("{} {} case {}: {}: {} [rule {}]\n    repro: {}", model.id, implementation, index,
+                                     to_string(r.result), r.message, to_string(r.rule), rec.repro);
+      if (!opt.save_failures.empty() && judged != nullptr) {
+        try {
+          rec.bundle = save_repro_bundle({model.id, implementation, device, recipe, checks, judged, r, rec.repro},
+                                         opt.save_failures);
+          line += "\n    saved: " + rec.bundle + "  (replay: fusebench verify --config " + rec.bundle + "/config.json)";
+        } catch (const std::exception& e) {
+          line += "\n    bundle not saved: " + one_line(e);
+        }
+      }
+    }
+    pending.push_back({std::move(rec), std::move(r), against, std::move(line)});
+    if (!buffering) commit_pending();
+  }
+
+  // Verdicts pass through `pending`. A process that shares its GPU with other shard processes
+  // (--per-device) holds a case's verdicts there until the case is done: a case that ran out of GPU
+  // memory because its neighbours held it is run again (its first verdicts dropped), not failed.
+  struct held_verdict {
+    verify_case_record rec;
+    check_result r;
+    std::string against, line;
+  };
+  bool buffering = false;
+  std::vector<held_verdict> pending;
+
+  [[nodiscard]] bool pending_out_of_memory() const {
+    return std::any_of(pending.begin(), pending.end(), [](const held_verdict& v) {
+      return v.rec.result == outcome::failed && v.rec.message.find("out of memory") != std::string::npos;
+    });
+  }
+  /// Prints the held verdicts' failure lines and adds them to the report.
+  void commit_pending() {
+    for (const held_verdict& v : pending) {
+      if (!v.line.empty()) fmt::print(stderr, "{}{}\n", tty ? "\r" : "", v.line);
+      report.add(v.rec, v.r, v.against);
+    }
+    pending.clear();
+  }
+};
+
+/// Shard processes on this process's GPU (the fan-out sets FUSEBENCH_SHARED_GPU for --per-device > 1).
+int shared_gpu_processes() {
+  const char* v = std::getenv("FUSEBENCH_SHARED_GPU");
+  return v != nullptr ? std::max(1, std::atoi(v)) : 1;
+}
+
+/// The reference's semantics on a case: the fp64 libtorch reference against the loop oracle.
+void check_reference(verify_run& run, const model_entry& model, const verify_target& target, int index,
+                     const gen::case_recipe& recipe, const model_case& c) {
+  const auto t0 = std::chrono::steady_clock::now();
+  check_result r = check_reference_semantics(model, c, run.device);
+  // A bundle of a reference failure: its "expected" is the oracle, its "output" the fp64 reference.
+  std::optional<judged_case> judged;
+  if (r.result != outcome::passed && !run.opt.save_failures.empty()) {
+    try {
+      judged.emplace();
+      judged->first = c;
+      judged->first_expected.fp32 = judged->first_expected.fp64 = model.oracle(c.config, c.params, c.input);
+      const model_case d = on_device(c, run.device);
+      r.candidate_output = model.reference(d.config, d.params, d.input.to(at::kDouble));
+    } catch (const std::exception&) {
+      judged.reset();
+    }
+  }
+  run.record(model, target.candidate.name, expectation_name(target), index, recipe, judged ? &*judged : nullptr, r,
+             seconds_since(t0));
+}
+
+/// Every fused target of the device on one prepared case (expectations computed once, shared). The
+/// first target's time includes the case's preparation (`prep_seconds`), so that a row's seconds
+/// are what its cases cost (the gate sizes its boxes from them).
+void check_fused(verify_run& run, const model_entry& model, const std::vector<verify_target>& targets, int index,
+                 const gen::case_recipe& recipe, const judged_case& c, double conditioning, double prep_seconds) {
+  for (const verify_target& target : targets) {
+    if (target.is_reference) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    check_result r = check_equivalence(model, target.candidate, c, run.checks);
+    r.conditioning = conditioning;
+    run.record(model, target.candidate.name, expectation_name(target), index, recipe, &c, std::move(r),
+               seconds_since(t0) + prep_seconds);
+    prep_seconds = 0;
+  }
+}
+
+/// A case that could not even be prepared (its expectations threw, e.g. out of memory): every fused
+/// target of it fails with the reason, once.
+void record_unprepared(verify_run& run, const model_entry& model, const std::vector<verify_target>& targets,
+                       int index, const gen::case_recipe& recipe, const std::string& why) {
+  for (const verify_target& target : targets) {
+    if (target.is_reference) continue;
+    check_result r;
+    r.result = outcome::failed;
+    r.message = "preparing the case: " + why;
+    run.record(model, target.candidate.name, expectation_name(target), index, recipe, nullptr, r, 0.0);
+  }
+}
+
+int has_fused(const std::vector<verify_target>& targets) {
+  int n = 0;
+  for (const verify_target& t : targets) n += !t.is_reference;
+  return n;
+}
+
+/// The fuzz domain's case sizes: --case-size, else the device's own.
+fuzz_budget fuzz_budget_of(const verify_options& opt, device_kind device) {
+  if (opt.case_size == "cpu") return fuzz_budget::cpu();
+  if (opt.case_size == "oracle") return fuzz_budget::oracle();
+  if (opt.case_size == "cuda") return fuzz_budget::cuda();
+  return device == device_kind::cuda ? fuzz_budget::cuda() : fuzz_budget::cpu();
+}
+
+/// The fuzz: `cases` recipes per model (those of the report's shard); fused targets on the recipe,
+/// the reference's semantics on it when the loop oracle can afford it, else on an oracle-sized case
+/// drawn for the same index. Case i is a function of (seed, i) alone, so a shard draws exactly the
+/// cases an unsharded run draws at its indices.
+void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
+  const verify_options& opt = run.opt;
+  const shard_spec shard = run.report.shard;
+  const fuzz_budget budget = fuzz_budget_of(opt, run.device);
+  const bool sharing = run.device == device_kind::cuda && shared_gpu_processes() > 1;
+  const auto start = std::chrono::steady_clock::now();
+  const int total = static_cast<int>(shard.size_of(opt.cases)) * static_cast<int>(models.size());
+  int done = 0;
+  // SIGTERM (a time box's `timeout`) or Ctrl-C: finish the current case, keep every finished one,
+  // and mark the report incomplete (its JSON is still written) instead of dying with nothing kept.
+  const interrupt_guard stop_after_case;
+  const auto stopped = [&] {
+    const int signal = stop_signal();
+    if (signal == 0) return false;
+    run.report.complete = false;
+    run.report.incomplete_reason =
+        fmt::format("stopped by {} after {} of {} planned cases", signal_name(signal), done, total);
+    run.stopped_by = signal;
+    return true;
+  };
+  for (const model_entry* model : models) {
+    if (stopped()) break;
+    const std::vector<verify_target> targets = verify_targets(*model, run.device);
+    for (int i = shard.index - 1; i < opt.cases; i += shard.count) {
+      if (stopped()) break;
+      gen::case_recipe recipe = gen::sample_case(*model, budget, opt.seed, i);
+      if (!opt.inputs.empty()) recipe.inputs = *input_distribution_from_string(opt.inputs);
+      if (!opt.params.empty()) recipe.params = *param_init_from_string(opt.params);
+      const auto run_case = [&] {
+        const parsed_config config = model->parse(recipe.config);
+        const bool affordable = oracle_affordable(*model, config);
+        gen::case_recipe reference_recipe = recipe;
+        if (!affordable) {
+          reference_recipe = gen::sample_case(*model, fuzz_budget::oracle(), opt.seed ^ 0x0AC1Eull, i);
+          reference_recipe.inputs = recipe.inputs;
+          reference_recipe.params = recipe.params;
+        }
+        std::optional<judged_case> prepared;
+        double conditioning = 0;
+        const auto prep_start = std::chrono::steady_clock::now();
+        if (has_fused(targets) > 0) {
+          try {
+            prepared = prepare_case(*model, config, recipe, run.device);
+            conditioning = case_conditioning(*model, prepared->first, run.device);
+          } catch (const std::exception& e) {
+            record_unprepared(run, *model, targets, i, recipe, one_line(e));
+          }
+        }
+        const double prep_seconds = seconds_since(prep_start);
+        for (const verify_target& target : targets)
+          if (target.is_reference) {
+            const model_case c = affordable && prepared ? prepared->first : gen::make_case(*model, reference_recipe);
+            check_reference(run, *model, target, i, reference_recipe, c);
+          }
+        if (prepared) check_fused(run, *model, targets, i, recipe, *prepared, conditioning, prep_seconds);
+      };
+      // Sharing the GPU: a case that ran out of memory runs again once its neighbours may have let
+      // go (up to 4 more times), and every case gives its cached memory back when done.
+      run.buffering = sharing;
+      for (int attempt = 0;; ++attempt) {
+        run_case();
+        if (!sharing) break;
+        release_cached_device_memory();
+        if (!run.pending_out_of_memory() || attempt == 4) break;
+        run.pending.clear();
+        std::this_thread::sleep_for(std::chrono::seconds(1 + 2 * attempt));
+      }
+      run.commit_pending();
+      run.buffering = false;
+      ++done;
+      const double elapsed = seconds_since(start);
+      const int failures = run.report.totals().incorrect + run.report.totals().failed;
+      if (run.tty || done == total || done % std::max(1, total / 10) == 0)
+        fmt::print(stderr, "{}[{}/{}] {} case {}  elapsed {:.0f}s  eta {:.0f}s  failures {}{}", run.tty ? "\r" : "", done,
+                   total, model->id, i, elapsed, elapsed / done * (total - done), failures, run.tty ? "" : "\n");
+    }
+    if (!opt.inputs.empty() || !opt.params.empty())
+      run.report.notes.push_back(fmt::format("{}: only {} inputs and {} parameters were drawn (--inputs/--params)",
+                                             model->id, opt.inputs.empty() ? "all" : opt.inputs,
+                                             opt.params.empty() ? "both regimes of" : opt.params));
+  }
+  if (run.tty) fmt::print(stderr, "\n");
+}
+
+/// One given config (--config), with `cases` seeds, or exactly the --case-seed; or a user's tensors.
+void run_config(verify_run& run, const model_entry& model, const parsed_config& config,
+                const std::optional<tensor_map>& user_tensors) {
+  const verify_options& opt = run.opt;
+  const std::vector<verify_target> targets = verify_targets(model, run.device);
+  const bool affordable = oracle_affordable(model, config);
+  if (!affordable)
+    run.report.notes.push_back(fmt::format(
+        "{}: the reference's semantics are checked against the fp64 loop oracle on oracle-sized fuzz cases; this "
+        "config ({:.3g} conv-output elements, {:.3g} MACs) is above the oracle's budget, so only the fused "
+        "implementations are judged here",
+        model.id, model.problem_size(config), model.conv_macs(config)));
+  if (has_fused(targets) == 0)
+    run.report.notes.push_back(fmt::format("{}: no fused implementation on {}", model.id, to_string(run.device)));
+  const int n = opt.case_seed || user_tensors ? 1 : opt.cases;
+  for (int i = 0; i < n; ++i) {
+    gen::case_recipe recipe;
+    recipe.config = config.canonical;
+    recipe.seed = opt.case_seed.value_or(opt.seed + static_cast<uint64_t>(i));
+    recipe.inputs = opt.inputs.empty() ? input_distribution::uniform : *input_distribution_from_string(opt.inputs);
+    recipe.params = opt.params.empty() ? ref::param_init::randomized : *param_init_from_string(opt.params);
+    std::optional<judged_case> prepared;
+    const auto prep_start = std::chrono::steady_clock::now();
+    try {
+      judged_case c;
+      c.first = user_tensors ? case_from_tensors(model, config, *user_tensors) : gen::make_case(model, config, recipe);
+      if (has_fused(targets) > 0) {
+        c.fresh = gen::make_fresh_case(model, config, recipe);
+        c.first_expected = reference_expectations(model, c.first, run.device);
+        c.fresh_expected = reference_expectations(model, c.fresh, run.device);
+      }
+      prepared = std::move(c);
+    } catch (const std::invalid_argument&) {
+      throw;  // a user's tensors that do not fit the config: bad input, exit 2
+    } catch (const std::exception& e) {
+      record_unprepared(run, model, targets, i, recipe, one_line(e));
+    }
+    if (!prepared) continue;
+    const double conditioning = has_fused(targets) > 0 ? case_conditioning(model, prepared->first, run.device) : 0.0;
+    const double prep_seconds = seconds_since(prep_start);
+    for (const verify_target& target : targets)
+      if (target.is_reference && affordable) check_reference(run, model, target, i, recipe, prepared->first);
+    if (has_fused(targets) > 0) check_fused(run, model, targets, i, recipe, *prepared, conditioning, prep_seconds);
+  }
+}
+
+/// A repro bundle (its config.json read and parsed once): the bundle's implementation on its saved
+/// tensors, once.
+void run_bundle(verify_run& run, const std::string& path, const loaded_bundle& b) {
+  const bundle_meta& meta = b.meta;
+  const model_entry& model = find_model(meta.model);
+  const parsed_config config = model.parse(meta.config);
+  require_fits_in_memory(model, config, run.device);
+  gen::case_recipe recipe{config.canonical, meta.case_seed, meta.inputs, meta.params};
+  judged_case c;
+  c.first = case_from_tensors(model, config, b.tensors);
+  c.fresh = b.tensors.count("fresh.input") ? case_from_tensors(model, config, b.tensors, "fresh.")
+                                           : gen::make_fresh_case(model, config, recipe);
+  fmt::print(stderr, "verify: replaying {} ({} {} on {}, recorded {}{}{}) from its saved tensors\n", path, model.id,
+             meta.implementation, to_string(run.device), meta.outcome, meta.mismatches.empty() ? "" : ": ",
+             meta.mismatches.empty() ? "" : meta.mismatches.dump());
+  for (const verify_target& target : verify_targets(model, run.device)) {
+    if (target.candidate.name != meta.implementation) continue;
+    if (target.is_reference) {
+      check_reference(run, model, target, 0, recipe, c.first);
+      return;
+    }
+    const auto prep_start = std::chrono::steady_clock::now();
+    c.first_expected = reference_expectations(model, c.first, run.device);
+    c.fresh_expected = reference_expectations(model, c.fresh, run.device);
+    const double conditioning = case_conditioning(model, c.first, run.device);
+    check_fused(run, model, {target}, 0, recipe, c, conditioning, seconds_since(prep_start));
+    return;
+  }
+  throw std::invalid_argument("bundle " + path + ": implementation " + meta.implementation + " does not exist on " +
+                              std::string(to_string(run.device)) + " in this build");
+}
+
+std::vector<const model_entry*> selected_models(const verify_options& opt, const std::optional<json>& given) {
+  std::vector<const model_entry*> models;
+  if (opt.models.empty() && given && given->contains("model") && given->at("model").is_string()) {
+    models.push_back(&find_model(given->at("model").get<std::string>()));
+  } else if (opt.models.empty()) {
+    if (given) throw std::invalid_argument("--config needs --model (which model the config is for)");
+    for (const model_entry& m : all_models()) models.push_back(&m);
+  } else {
+    for (const std::string& id : opt.models) models.push_back(&find_model(id));
+  }
+  return models;
+}
+
+void validate(const verify_options& opt) {
+  if (!std::isfinite(opt.atol) || opt.atol < 0)
+    throw std::invalid_argument(fmt::format("atol = {}: must be a finite number >= 0", opt.atol));
+  if (!std::isfinite(opt.rtol) || opt.rtol < 0)
+    throw std::invalid_argument(fmt::format("rtol = {}: must be a finite number >= 0", opt.rtol));
+  if (opt.cases < 1) throw std::invalid_argument("cases = " + std::to_string(opt.cases) + ": must be >= 1");
+  if (!opt.inputs.empty() && !input_distribution_from_string(opt.inputs))
+    throw std::invalid_argument("inputs = " + opt.inputs + ": must be uniform, normal, offset, border or sparse");
+  if (!opt.params.empty() && !param_init_from_string(opt.params))
+    throw std::invalid_argument("params = " + opt.params + ": must be random or default");
+  if (opt.case_seed && opt.config.empty())
+    throw std::invalid_argument("--case-seed needs --config (it picks the parameters and inputs of one config)");
+  if (!opt.tensors.empty() && opt.config.empty())
+    throw std::invalid_argument("--tensors needs --config (the config the tensors belong to) and --model");
+  if (!opt.config.empty() && (!opt.shard.empty() || !opt.devices.empty()))
+    throw std::invalid_argument(std::string(opt.shard.empty() ? "--devices" : "--shard") +
+                                " splits a fuzz run's cases; a --config replay is not split");
+  if (!opt.shard.empty()) (void)parse_shard(opt.shard);
+  if (opt.per_device < 1 || opt.per_device > 64)
+    throw std::invalid_argument(fmt::format("--per-device {}: must be 1 to 64", opt.per_device));
+  if (opt.per_device > 1 && opt.devices.empty())
+    throw std::invalid_argument("--per-device needs --devices (the devices whose shard processes it multiplies)");
+  if (!opt.case_size.empty() && opt.case_size != "cuda" && opt.case_size != "cpu" && opt.case_size != "oracle")
+    throw std::invalid_argument("case-size = " + opt.case_size + ": must be cuda, cpu or oracle");
+  if (!opt.case_size.empty() && !opt.config.empty())
+    throw std::invalid_argument("--case-size sizes the fuzz cases; a --config replay has its own sizes");
+}
+
+/// The arguments of the shard process that runs `piece` of this fuzz run on `device` and writes its
+/// report to `json_path`: every option that decides the cases or their verdicts, nothing else.
+std::vector<std::string> shard_arguments(const verify_options& opt, const std::vector<const model_entry*>& models,
+                                         device_kind device, const check_options& checks, const shard_spec& piece,
+                                         const std::string& json_path) {
+  std::vector<std::string> args = fan_out::shard_arguments("verify", device, opt.seed, piece);
+  args.insert(args.end(), {"--cases", std::to_string(opt.cases),
+                           fmt::format("--atol={}", checks.atol),  // shortest text that reads back exactly
+                           fmt::format("--rtol={}", checks.rtol), "--json", json_path});
+  if (!opt.inputs.empty()) args.insert(args.end(), {"--inputs", opt.inputs});
+  if (!opt.params.empty()) args.insert(args.end(), {"--params", opt.params});
+  if (!opt.case_size.empty()) args.insert(args.end(), {"--case-size", opt.case_size});
+  if (!checks.fp64_rule) args.push_back("--strict-fp32");
+  if (!opt.save_failures.empty()) args.insert(args.end(), {"--save-failures", opt.save_failures});
+  std::vector<std::string> ids;
+  for (const model_entry* m : models) ids.push_back(m->id);
+  fan_out::append_models(args, ids);
+  return args;
+}
+
+/// `--devices`: the run's shard split once more, one piece per device, each piece a `fusebench verify
+/// --shard` child process; their reports merged into `run.report`. Returns the exit status when a
+/// child did not finish its piece (its lines were forwarded), else nullopt.
+std::optional<int> run_on_devices(verify_run& run, const std::vector<fan_out::device_slot>& slots,
+                                  const std::vector<const model_entry*>& models) {
+  const verify_options& opt = run.opt;
+  const int n = static_cast<int>(slots.size());
+  int total = 0;
+  for (int d = 0; d < n; ++d)
+    total += static_cast<int>(sub_shard(run.report.shard, d, n).size_of(opt.cases) * static_cast<int64_t>(models.size()));
+  fmt::print(stderr, "verify: {}{} shard processes ({}): shards {} to {} of {}\n",
+             run.report.shard.whole() ? "" : "shard " + to_string(run.report.shard) + " in ", n, opt.devices,
+             to_string(sub_shard(run.report.shard, 0, n)), to_string(sub_shard(run.report.shard, n - 1, n)),
+             sub_shard(run.report.shard, 0, n).count);
+  fan_out::progress_line progress(slots.size(), total, run.tty);
+  const fan_out::fan_out_run fanned = fan_out::run_on_devices(
+      slots, run.report.shard, std::filesystem::temp_directory_path().string(), "fusebench-verify-",
+      [&](const shard_spec& piece, const std::string& out) {
+        return shard_arguments(opt, models, run.device, run.checks, piece, out + ".json");
+      },
+      [&](std::size_t i, const std::string& line) { return progress.consume(i, line); });
+  progress.finish();
+  if (fanned.interrupted_by != 0) {
+    fb::detail::remove_tree(fanned.scratch);
+    fmt::print(stderr, "verify: interrupted by {}; the shard processes stopped, nothing was written\n",
+               signal_name(fanned.interrupted_by));
+    return 128 + fanned.interrupted_by;  // the shell's convention for "killed by this signal"
+  }
+  if (const int status = fan_out::exit_status(fanned); status != exit_ok) {
+    fmt::print(stderr, "verify: the shard processes' reports so far are in {}\n", fanned.scratch);
+    return status;
+  }
+  std::vector<std::pair<std::string, verify_report>> parts;
+  for (std::size_t i = 0; i < fanned.processes.size(); ++i) {
+    const fan_out::shard_process& p = fanned.processes[i];
+    const std::string report = fanned.outputs[i] + ".json";
+    std::ifstream in(report);
+    if (!in) throw std::runtime_error(fmt::format("{}: the shard process wrote no report at {}", p.slot.label, report));
+    parts.emplace_back(fmt::format("{} (shard {})", p.slot.label, to_string(p.shard)),
+                       verify_report_from_json(json::parse(in), report));
+  }
+  merge_rules rules;
+  rules.target = run.report.shard;
+  run.report = merge_verify_reports(parts, rules);
+  fb::detail::remove_tree(fanned.scratch);
+  return std::nullopt;
+}
+
+}  // namespace
+
+int run(const options& opt) {
+  validate(opt);
+  std::optional<json> given;
+  if (!opt.config.empty()) given = read_config_argument(opt.config);
+  std::optional<loaded_bundle> bundle;  // config.json read once above, parsed once here
+  if (given && is_repro_bundle(*given)) bundle = load_repro_bundle(opt.config, *given);
+  // A bundle replays on its own device and tolerances unless the command line names others.
+  device_kind device = opt.device.empty() ? best_device() : device_from_string(opt.device);
+  check_options checks{opt.atol, opt.rtol, true, true, !opt.strict_fp32};
+  if (bundle) {
+    if (!opt.device_given) device = device_from_string(bundle->meta.device);
+    if (!opt.atol_given) checks.atol = bundle->meta.atol;
+    if (!opt.rtol_given) checks.rtol = bundle->meta.rtol;
+    if (!opt.strict_fp32) checks.fp64_rule = bundle->meta.fp64_rule;
+  }
+  std::optional<std::vector<fan_out::device_slot>> slots;
+  if (!opt.devices.empty()) {
+    fan_out::device_plan plan = fan_out::plan_devices(
+        opt.devices, opt.per_device, opt.device_given ? std::optional<device_kind>(device) : std::nullopt, "run");
+    device = plan.device;
+    slots = std::move(plan.slots);
+  }
+  if (device == device_kind::cuda && !cuda_available())
+    throw std::invalid_argument("device = cuda: no CUDA device or a CPU-only libtorch");
+  if (!opt.save_failures.empty()) require_writable_folder(opt.save_failures);
+  if (!opt.json_out.empty()) require_writable_file(opt.json_out, "--json");
+  if (!opt.junit_out.empty()) require_writable_file(opt.junit_out, "--junit");
+
+  verify_run run{opt, device, checks, {}, isatty(fileno(stderr)) != 0};
+  run.report.device = device_name(device);
+  run.report.git_commit = describe_build().git_commit;
+  run.report.seed = opt.seed;
+  run.report.atol = checks.atol;
+  run.report.rtol = checks.rtol;
+  run.report.fp64_rule = checks.fp64_rule;
+  run.report.shard = opt.shard.empty() ? shard_spec{} : parse_shard(opt.shard);
+  run.report.scope.mode = bundle ? "bundle" : given ? "config" : "fuzz";
+  run.report.scope.device = std::string(to_string(device));
+  run.report.scope.cases_per_model = opt.cases;
+  run.report.scope.inputs = opt.inputs;
+  run.report.scope.params = opt.params;
+  run.report.scope.case_size = opt.case_size;
+
+  if (bundle) {
+    run.report.scope.models = {bundle->meta.model};
+    run.report.scope.cases_per_model = 1;
+    run_bundle(run, opt.config, *bundle);
+  } else if (given) {
+    const std::vector<const model_entry*> models = selected_models(opt, given);
+    // The config parsed once per model: an invalid config, or one that cannot fit, exits 2 before any work.
+    std::vector<parsed_config> configs;
+    for (const model_entry* m : models) {
+      configs.push_back(m->parse(*given));
+      require_fits_in_memory(*m, configs.back(), device);
+    }
+    std::optional<tensor_map> user_tensors;
+    if (!opt.tensors.empty()) {
+      if (models.size() != 1) throw std::invalid_argument("--tensors needs exactly one --model");
+      user_tensors = load_tensor_file(opt.tensors);
+      (void)case_from_tensors(*models.front(), configs.front(), *user_tensors);  // fit, or exit 2
+    }
+    for (const model_entry* m : models) run.report.scope.models.push_back(m->id);
+    fmt::print(stderr, "verify: {} model(s), one config, {} case(s) on {} (atol {}, rtol {})\n", models.size(),
+               opt.case_seed || user_tensors ? 1 : opt.cases, run.report.device, checks.atol, checks.rtol);
+    for (std::size_t k = 0; k < models.size(); ++k) run_config(run, *models[k], configs[k], user_tensors);
+  } else {
+    const std::vector<const model_entry*> models = selected_models(opt, given);
+    for (const model_entry* m : models) run.report.scope.models.push_back(m->id);
+    fmt::print(stderr, "verify: {} model(s) x {} case(s){} on {} (seed {}, atol {}, rtol {})\n", models.size(),
+               opt.cases,
+               run.report.shard.whole() ? std::string()
+                                        : fmt::format(", shard {} ({} of them)", to_string(run.report.shard),
+                                                      run.report.shard.size_of(opt.cases)),
+               slots ? opt.devices : run.report.device, opt.seed, checks.atol, checks.rtol);
+    if (slots) {
+      if (const std::optional<int> status = run_on_devices(run, *slots, models)) return *status;
+    } else {
+      run_fuzz(run, models);
+    }
+  }
+
+  print_verify_table(run.report, std::cout);
+  if (!opt.json_out.empty()) {
+    std::ofstream f(opt.json_out);
+    f << verify_report_to_json(run.report).dump(2) << "\n";
+  }
+  if (!opt.junit_out.empty()) {
+    std::ofstream f(opt.junit_out);
+    write_junit(run.report, f);
+  }
+  std::cout.flush();
+  const int verdict = print_verdict(run.report, std::cout);
+  if (run.stopped_by != 0) return 128 + run.stopped_by;  // stopped, its finished cases kept (shell convention)
+  return verdict == 0 ? exit_ok : exit_failure;
+}
+
+}  // namespace fb::verify
