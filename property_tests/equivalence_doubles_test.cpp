@@ -129,6 +129,20 @@ TEST(EquivalenceDoubles, BatchNormBuffersNotUpdatedAreCaught) {
   EXPECT_FALSE(r.has(mismatch::values)) << "the output itself is right";
 }
 
+TEST(EquivalenceDoubles, BatchNormBuffersWrongOnTheFirstCallAreCaught) {
+  // Wrong buffers on the first call (and its repeat), right ones on the fresh call: only the first
+  // call's own buffer check can see it (the fresh call's check must not be the only one).
+  const fb::model_entry& m = batch_norm_model();
+  auto calls = std::make_shared<int>(0);
+  const check_result r = check(m, planted(m, [calls](const model_case& c, output_slots& s) {
+    if ((*calls)++ < 2)
+      for (auto& [name, t] : s.buffers) t.copy_(c.params.at(name));  // undo the update
+  }));
+  EXPECT_TRUE(r.has(mismatch::buffers)) << r.message;
+  EXPECT_EQ(r.message.find("second call"), std::string::npos) << r.message;
+  EXPECT_FALSE(r.has(mismatch::nondeterministic)) << r.message;
+}
+
 TEST(EquivalenceDoubles, NondeterministicOutputIsCaught) {
   auto calls = std::make_shared<int>(0);
   const check_result r = check(plain_model(), planted(plain_model(), [calls](const model_case&, output_slots& s) {
@@ -140,6 +154,40 @@ TEST(EquivalenceDoubles, NondeterministicOutputIsCaught) {
   }));
   EXPECT_TRUE(r.has(mismatch::nondeterministic)) << r.message;
   EXPECT_FALSE(r.has(mismatch::values));
+}
+
+TEST(EquivalenceDoubles, NondeterministicBuffersAreCaught) {
+  // The output is reproducible; running_mean moves by one ulp on every other call: within tolerance,
+  // but two calls on identical inputs no longer leave the same buffers.
+  const fb::model_entry& m = batch_norm_model();
+  auto calls = std::make_shared<int>(0);
+  const check_result r = check(m, planted(m, [calls](const model_case&, output_slots& s) {
+    if ((*calls)++ % 2 == 1) {
+      float* p = s.buffers.at("batch_norm.running_mean").data_ptr<float>();
+      p[0] = std::nextafter(p[0], INFINITY);
+    }
+  }));
+  EXPECT_TRUE(r.has(mismatch::nondeterministic)) << r.message;
+  EXPECT_FALSE(r.has(mismatch::buffers)) << "one ulp is within tolerance: " << r.message;
+}
+
+TEST(EquivalenceDoubles, InfinityMatchesOnlyItselfAndNaNOnlyNaN) {
+  // torch.allclose's rules for non-finite values: an infinity matches the same infinity, NaN matches
+  // NaN, and anything else non-finite (or finite against a non-finite expectation) is a violation.
+  const double inf = INFINITY, nan = NAN;
+  const at::Tensor ref = at::tensor({inf, -inf, nan, 1.0}, at::kDouble);
+  EXPECT_EQ(fb::compare_values(ref.clone(), ref, 1e-5, 1e-5).violations, 0);
+  const fb::error_stats flipped = fb::compare_values(at::tensor({-inf, inf, nan, 1.0}, at::kDouble), ref, 1e-5, 1e-5);
+  EXPECT_EQ(flipped.violations, 2) << "an infinity of the other sign";
+  EXPECT_EQ(flipped.nonfinite, 0) << "the reference is not finite there";
+  const fb::error_stats finite = fb::compare_values(at::tensor({1.0, 1.0, 1.0, inf}, at::kDouble), ref, 1e-5, 1e-5);
+  EXPECT_EQ(finite.violations, 4);
+  EXPECT_EQ(finite.nonfinite, 1) << "Inf where the reference is finite";
+  // A NaN where the reference is finite is a violation in itself, not only a nonfinite count: the
+  // bench's re-check of timed outputs looks at violations alone.
+  const fb::error_stats unexpected_nan = fb::compare_values(at::tensor({inf, -inf, nan, nan}, at::kDouble), ref, 1e-5, 1e-5);
+  EXPECT_EQ(unexpected_nan.violations, 1);
+  EXPECT_EQ(unexpected_nan.nonfinite, 1);
 }
 
 TEST(EquivalenceDoubles, ResultCachedFromTheFirstCallIsCaught) {

@@ -139,6 +139,29 @@ TEST(report, a_failing_case_never_shows_a_speedup) {
   EXPECT_NE(ref_only[0].find("| 3.88 ms | 1.86 ms | — | — | — | — | reference only |"), std::string::npos) << ref_only[0];
 }
 
+TEST(report, a_case_not_run_is_skip_never_ok_and_shows_no_speedup) {
+  // #44's default fused case skipped (it did not fit): SKIP, no speedup, out of the geometric mean,
+  // whether or not the file holds a stray timing for it.
+  for (const bool stray_timing : {false, true}) {
+    results_file results = load_results(fixture);
+    bool found = false;
+    for (case_result& c : results.cases)
+      if (c.model == "convt2d_mul_gap" && c.config_label == "default" && c.implementation == "fused_cuda") {
+        c.outcome = outcome::not_run;
+        c.message = "does not fit in cuda memory";
+        if (!stray_timing) c.stats.reset();
+        found = true;
+      }
+    ASSERT_TRUE(found) << "the fixture no longer has convt2d_mul_gap/default/fused_cuda";
+    const report::report_model m = report::build_report_model(results);
+    const report::fused_entry& e = m.models[3].get_default_row()->fused.at(0);
+    EXPECT_EQ(e.status, report::fused_status::skipped) << "stray timing " << stray_timing;
+    EXPECT_FALSE(e.vs_ref.has_value());
+    EXPECT_FALSE(e.vs_ref_tf32.has_value());
+    EXPECT_EQ(m.geomeans.at(0).models_vs_ref, 1) << "only #42 is left in the geometric mean";
+  }
+}
+
 TEST(report, csv_has_one_row_per_case_and_all_columns) {
   const results_file results = load_results(fixture);
   std::ostringstream out;
@@ -381,8 +404,12 @@ TEST(report, verdict_rules_are_counted_per_fused_case) {
       c.decided_by = fused++ % 2 == 0 ? verdict_rule::fp32_reference : verdict_rule::fp64_allowance;
   ASSERT_EQ(fused, 6);
   r.cases[0].tolerance_ratio = 0.25;
-  const std::string md = render_markdown(report::build_report_model(r));
-  EXPECT_NE(md.find("| decided by | fused cases |\n| --- | --: |\n| `fp32_reference` | 3 |\n| `fp64_allowance` | 3 |\n"),
+  const report::report_model model = report::build_report_model(r);
+  int counted = 0;
+  for (const report::rule_count& rule : model.rules) counted += rule.cases;
+  EXPECT_EQ(counted, fused) << "ref and ref_tf32 rows are timed, not judged: no rule counts them";
+  const std::string md = render_markdown(model);
+  EXPECT_NE(md.find("| decided by | fused cases |\n| --- | --: |\n| `fp32_reference` | 3 |\n| `fp64_allowance` | 3 |\n\n"),
             std::string::npos)
       << md;
 }

@@ -3,7 +3,8 @@
 include(GoogleTest)
 
 # The split, the GPU a process gets, and the merges of bench results and verify reports.
-add_executable(merge_test ${CMAKE_CURRENT_LIST_DIR}/merge_test.cpp)
+# verify_accounting_test.cpp: the counts of cases not judged in the table, --json, JUnit and the exit status.
+add_executable(merge_test ${CMAKE_CURRENT_LIST_DIR}/merge_test.cpp ${CMAKE_CURRENT_LIST_DIR}/verify_accounting_test.cpp)
 target_link_libraries(merge_test PRIVATE fusebench_bench fusebench_fan_out GTest::gtest GTest::gtest_main)
 gtest_discover_tests(merge_test DISCOVERY_TIMEOUT 60)
 

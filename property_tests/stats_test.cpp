@@ -9,6 +9,7 @@
 #include "harness/bench/bench_state.h"
 #include "harness/bench/progress.h"
 #include "harness/bench/repetition_policy.h"
+#include "harness/results/results.h"
 #include "harness/stats/mann_whitney.h"
 #include "harness/stats/ratio_interval.h"
 #include "harness/stats/summary.h"
@@ -198,6 +199,25 @@ TEST(repetition_policy, stops_on_rse_cap_or_max) {
   EXPECT_FALSE(p.want_more(std::vector<double>(1000, 1e-3), 0.5));  // max_samples
   p.min_time = 0.5;
   EXPECT_TRUE(p.want_more(stable, 0.01));   // stable, but min_time not spent yet
+}
+
+TEST(floor, is_the_larger_of_memory_and_compute_time) {
+  // 1 GB at 1 GB/s is 1 s of memory time; 4 GFLOP at 1 GFLOP/s is 4 s of compute: the kernel can
+  // beat neither, so its floor is 4 s.
+  const floor_estimate compute_bound = make_floor_estimate(1e9, 4e9, 1e9, 1e9, 5.0);
+  EXPECT_DOUBLE_EQ(compute_bound.floor_seconds, 4.0);
+  EXPECT_DOUBLE_EQ(compute_bound.percent_of_floor, 80.0);
+  EXPECT_FALSE(compute_bound.impossible);
+  const floor_estimate memory_bound = make_floor_estimate(3e9, 1e9, 1e9, 1e9, 5.0);
+  EXPECT_DOUBLE_EQ(memory_bound.floor_seconds, 3.0);
+  EXPECT_FALSE(memory_bound.impossible);
+}
+
+TEST(floor, a_median_below_the_floor_is_impossible) {
+  EXPECT_TRUE(make_floor_estimate(1e9, 4e9, 1e9, 1e9, 3.9).impossible);
+  EXPECT_TRUE(make_floor_estimate(3e9, 1e9, 1e9, 1e9, 2.0).impossible) << "below the memory time alone";
+  EXPECT_FALSE(make_floor_estimate(1e9, 4e9, 1e9, 1e9, 4.0).impossible) << "at the floor is possible";
+  EXPECT_FALSE(make_floor_estimate(1e9, 4e9, 1e9, 1e9, 0.0).impossible) << "no median, no verdict";
 }
 
 TEST(bench_state, counts_bytes_flops_and_keeps_first_skip_reason) {

@@ -1,0 +1,137 @@
+/// verify's accounting of cases that got no verdict: a case that was not judged (not run, not
+/// supported, an invalid config) is counted "not judged" in the table, the totals, `--json` and
+/// JUnit, never as passed, and it fails the run (exit 1), as does a run that judged nothing or an
+/// incomplete report. Mutants of these counts (mutation/catalogue.json) must fail a test here.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+#include "harness/verify_report.h"
+
+namespace fb {
+namespace {
+
+/// A fuzz report of one model with `cases_per_model` case indices, none recorded yet.
+verify_report empty_run(int cases_per_model) {
+  verify_report r;
+  r.device = "cpu";
+  r.seed = 1;
+  r.atol = r.rtol = 1e-5;
+  r.scope.device = "cpu";
+  r.scope.models = {"convt2d_mul_gap"};
+  r.scope.cases_per_model = cases_per_model;
+  return r;
+}
+
+/// Records case `index` of the fused implementation with outcome `result`.
+void add_case(verify_report& r, int index, outcome result) {
+  check_result check;
+  check.result = result;
+  const bool judged = result == outcome::passed || result == outcome::incorrect;
+  check.rule = judged ? verdict_rule::fp32_reference : verdict_rule::none;
+  if (result != outcome::passed) check.message = std::string(to_string(result)) + " planted";
+  verify_case_record record{"convt2d_mul_gap", "fused_host", index, json{{"batch_size", 1}}, 7, "uniform",
+                            "random", result, check.rule, check.message, 0.0, 0.0, 0.25, "", ""};
+  r.add(record, check, "reference (fp32/fp64)");
+}
+
+int exit_status(const verify_report& r, std::string* printed = nullptr) {
+  std::ostringstream out;
+  const int status = print_verdict(r, out);
+  if (printed != nullptr) *printed = out.str();
+  return status;
+}
+
+TEST(verify_accounting, a_case_without_verdict_is_not_judged_never_passed) {
+  verify_report r = empty_run(3);
+  add_case(r, 0, outcome::passed);
+  add_case(r, 1, outcome::not_run);
+  add_case(r, 2, outcome::not_supported);
+  const verify_row& row = r.rows.at({"convt2d_mul_gap", "fused_host"});
+  EXPECT_EQ(row.passed, 1);
+  EXPECT_EQ(row.not_judged, 2);
+  EXPECT_EQ(row.judged(), 1);
+  EXPECT_EQ(row.by_rule.at(verdict_rule::fp32_reference), 1) << "only a case with a verdict counts by rule";
+  const verify_row totals = r.totals();
+  EXPECT_EQ(totals.passed, 1);
+  EXPECT_EQ(totals.not_judged, 2);
+  std::ostringstream table;
+  print_verify_table(r, table);
+  EXPECT_NE(table.str().find("verify: 3 cases: 1 passed, 0 failed (0 incorrect, 0 errors), 2 not judged"),
+            std::string::npos)
+      << table.str();
+  EXPECT_NE(table.str().find("| convt2d_mul_gap | fused_host | reference (fp32/fp64) | 3 | 1 | 0 | 0 | 2 | 1 |"),
+            std::string::npos)
+      << table.str();
+}
+
+TEST(verify_accounting, a_run_with_a_case_not_judged_exits_1) {
+  verify_report all_passed = empty_run(2);
+  add_case(all_passed, 0, outcome::passed);
+  add_case(all_passed, 1, outcome::passed);
+  EXPECT_EQ(exit_status(all_passed), 0);
+  verify_report one_skipped = empty_run(2);
+  add_case(one_skipped, 0, outcome::passed);
+  add_case(one_skipped, 1, outcome::not_run);
+  EXPECT_EQ(exit_status(one_skipped), 1) << "a case that was not judged was not shown correct";
+  verify_report one_failed = empty_run(2);
+  add_case(one_failed, 0, outcome::passed);
+  add_case(one_failed, 1, outcome::failed);
+  EXPECT_EQ(exit_status(one_failed), 1);
+}
+
+TEST(verify_accounting, an_incomplete_report_exits_1_even_if_all_it_holds_passed) {
+  verify_report r = empty_run(2);
+  add_case(r, 0, outcome::passed);
+  add_case(r, 1, outcome::passed);
+  r.complete = false;
+  r.incomplete_reason = "merged without shard 2/2";
+  std::string printed;
+  EXPECT_EQ(exit_status(r, &printed), 1);
+  EXPECT_EQ(printed, "verify: INCOMPLETE: merged without shard 2/2\n");
+}
+
+TEST(verify_accounting, a_run_that_judged_nothing_exits_1) {
+  std::string printed;
+  EXPECT_EQ(exit_status(empty_run(2), &printed), 1);
+  EXPECT_EQ(printed, "verify: nothing was judged\n");
+  verify_report only_skipped = empty_run(1);
+  add_case(only_skipped, 0, outcome::invalid_config);
+  EXPECT_EQ(exit_status(only_skipped, &printed), 1);
+}
+
+TEST(verify_accounting, json_and_junit_show_a_case_not_judged_as_skipped) {
+  verify_report r = empty_run(3);
+  add_case(r, 0, outcome::passed);
+  add_case(r, 1, outcome::not_run);
+  add_case(r, 2, outcome::incorrect);
+  const json doc = verify_report_to_json(r);
+  EXPECT_EQ(doc.at("totals"), (json{{"cases", 3}, {"passed", 1}, {"incorrect", 1}, {"failed", 0}, {"not_judged", 1}}));
+  EXPECT_EQ(doc.at("rows").at(0).at("not_judged"), 1);
+  EXPECT_EQ(doc.at("rows").at(0).at("passed"), 1);
+  EXPECT_EQ(doc.at("cases").at(1).at("outcome"), "not_run");
+
+  std::ostringstream junit;
+  write_junit(r, junit);
+  const std::string xml = junit.str();
+  EXPECT_NE(xml.find("<testsuites name=\"fusebench verify\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<testsuite name=\"convt2d_mul_gap\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""),
+            std::string::npos)
+      << xml;
+  // The case not judged is a <skipped/> testcase, never a bare (passed) one.
+  const std::size_t skipped_case = xml.find("name=\"case 1 ");
+  ASSERT_NE(skipped_case, std::string::npos) << xml;
+  const std::size_t end = xml.find("</testcase>", skipped_case);
+  const std::size_t next = xml.find("<testcase", skipped_case);
+  ASSERT_NE(end, std::string::npos) << "case 1 is written as a passed (self-closing) testcase:\n" << xml;
+  EXPECT_LT(end, next) << xml;
+  EXPECT_NE(xml.substr(skipped_case, end - skipped_case).find("<skipped message=\"not_run planted\"/>"),
+            std::string::npos)
+      << xml;
+}
+
+}  // namespace
+}  // namespace fb
