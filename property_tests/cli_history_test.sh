@@ -75,7 +75,10 @@ printf '{"schema": "fusebench-results", "version": 2' >"$tmp/truncated.json"
 one_line_exit2 "truncated results file" history "$tmp/truncated.json" --out "$tmp/x"
 mkdir -p "$tmp/mixed"
 cp "$src/reports/nvidia-h100-80gb-hbm3/results.json" "$tmp/mixed/a.json"
-sed 's/"median": 0.000533/"median": 0.000433/' "$src/reports/nvidia-h100-80gb-hbm3/results.json" >"$tmp/mixed/b.json"
+# The same run with one median changed (the first one, whatever the committed numbers are: 1 put
+# before its digits).
+sed '0,/"median": /s/"median": /"median": 1/' "$src/reports/nvidia-h100-80gb-hbm3/results.json" >"$tmp/mixed/b.json"
+cmp -s "$tmp/mixed/a.json" "$tmp/mixed/b.json" && { echo "FAIL the altered copy equals the original"; fail=1; }
 one_line_exit2 "two files holding one run with different contents" history "$tmp/mixed" --out "$tmp/x"
 sed 's/"shard": "1\/1"/"shard": "1\/2"/' "$src/reports/nvidia-h100-80gb-hbm3/results.json" >"$tmp/shard.json"
 one_line_exit2 "a shard" history "$tmp/shard.json" --out "$tmp/x"

@@ -26,15 +26,19 @@ interrupt_guard::interrupt_guard() : m_saved(std::make_unique<saved>()) {
   struct sigaction action {};
   action.sa_handler = record_stop_signal;
   sigemptyset(&action.sa_mask);
-  // SA_RESETHAND: the second signal kills as usual. No SA_RESTART is needed: the runner does not
-  // block in interruptible system calls it would have to resume.
-  action.sa_flags = SA_RESETHAND;
-  for (int i = 0; i < 2; ++i)
+  // SIGINT with SA_RESETHAND: a second Ctrl-C kills as usual. SIGTERM without: `timeout` (a time
+  // box) sends its SIGTERM to the child and again to the whole process group, so one box can
+  // deliver two; the second must not kill the run before it writes what finished (a box that
+  // wants it dead sends SIGKILL after its grace period: `timeout -k`). No SA_RESTART is needed: the
+  // runner does not block in interruptible system calls it would have to resume.
+  for (int i = 0; i < 2; ++i) {
+    action.sa_flags = handled[i] == SIGINT ? SA_RESETHAND : 0;
     if (::sigaction(handled[i], &action, &m_saved->previous[i]) != 0) {
       const int err = errno;
       for (int k = 0; k < i; ++k) ::sigaction(handled[k], &m_saved->previous[k], nullptr);
       throw std::runtime_error(std::string("cannot install the signal handlers: ") + std::strerror(err));
     }
+  }
 }
 
 interrupt_guard::~interrupt_guard() {

@@ -9,8 +9,10 @@
 namespace fb {
 
 /// Installs the SIGINT and SIGTERM handlers while it lives and restores the previous ones after.
-/// A second signal of the same kind gets the default action (SA_RESETHAND), so a run stuck inside
-/// one long call can still be killed with a second Ctrl-C; the results file is valid either way.
+/// A second SIGINT gets the default action (SA_RESETHAND), so a run stuck inside one long call can
+/// still be killed with a second Ctrl-C; the results file is valid either way. A second SIGTERM does
+/// not: `timeout` delivers its SIGTERM twice (to the child and to its process group), and the run
+/// must still write what finished (a box that must kill sends SIGKILL after its grace period).
 class interrupt_guard {
  public:
   /// Clears any recorded signal and installs the handlers. Throws std::runtime_error if sigaction fails.
