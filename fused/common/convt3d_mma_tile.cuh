@@ -266,7 +266,7 @@ constexpr int k_stage_elems = 4;
 /// plane in order (e = lane + 32 k: h line e / xw, column e % xw). An element's offsets, in its
 /// input plane and in the box plane, are the same for every plane of the block: worked out once
 /// per 128 elements, so a plane costs one address and its loads and stores.
-FB_HOST_DEVICE void stage_x_rows(const geometry& g, const float* x, const block_pos& bp, int c, int tid, double* xs) {
+FB_HOST_DEVICE void stage_x_planes(const geometry& g, const float* x, const block_pos& bp, int c, int tid, double* xs) {
   const int lane = tid % 32, warp = tid / 32;
   const int cc = chunk_channels(g, c);
   const int64_t d_in = g.dim[0].n_in, h_in = g.dim[1].n_in, w_in = g.dim[2].n_in;
@@ -479,7 +479,7 @@ FB_HOST_DEVICE void conv_block(Exec& ex, const geometry& g, const float* x, cons
         if (!first_use) ex.sync();  // the previous chunk's x and koff are no longer read
         first_use = false;
         if (!staged_all) {
-          ex.threads([&](int tid) { stage_x_rows(g, x, bp, c, tid, xs); });
+          ex.threads([&](int tid) { stage_x_planes(g, x, bp, c, tid, xs); });
           staged_all = g.n_chunks == 1;
         }
         const int cc = chunk_channels(g, c);
