@@ -108,9 +108,11 @@ int run_command(const command_options& opt) {
   }
   if (device == device_kind::cuda && !cuda_available())
     throw std::invalid_argument("device = cuda: no CUDA device or a CPU-only libtorch");
-  if (opt.min_samples < 1) throw std::invalid_argument("min-samples = 0: must be >= 1");
+  if (opt.min_samples < 1 || opt.min_samples > max_min_samples)
+    throw std::invalid_argument(fmt::format("min-samples = {}: must be 1 to {}", opt.min_samples, max_min_samples));
   const double time_cap = opt.time_cap.value_or(device == device_kind::cuda ? 2.0 : 0.5);
-  if (!(time_cap > 0.0)) throw std::invalid_argument(fmt::format("time-cap = {}: must be > 0 seconds", time_cap));
+  if (!(time_cap > 0.0 && time_cap <= max_time_cap))
+    throw std::invalid_argument(fmt::format("time-cap = {}: must be above 0 and at most {} seconds", time_cap, max_time_cap));
 
   std::vector<const model_entry*> models;
   for (const std::string& id : opt.models) models.push_back(&find_model(id));

@@ -1,7 +1,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
+#include <optional>
 
 #include "harness/cli/commands.h"
 
@@ -22,7 +24,38 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return d[a.size()][b.size()];
 }
 
+/// `text` as an unsigned decimal number: digits only (no sign, space, exponent or base prefix),
+/// nothing when it is not one or exceeds 2^64-1.
+std::optional<std::uint64_t> parse_decimal(const std::string& text) {
+  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
 }  // namespace
+
+CLI::Validator decimal_seed() {
+  return CLI::Validator(
+      [](std::string& value) {
+        return parse_decimal(value) ? std::string()
+                                    : "'" + value + "' is not a seed: give 0 to 18446744073709551615 in decimal digits";
+      },
+      "SEED", "");
+}
+
+CLI::Validator count_within(std::uint64_t low, std::uint64_t high) {
+  return CLI::Validator(
+      [low, high](std::string& value) {
+        const std::optional<std::uint64_t> n = parse_decimal(value);
+        return n && *n >= low && *n <= high
+                   ? std::string()
+                   : fmt::format("'{}' is not a whole number from {} to {} (decimal digits)", value, low, high);
+      },
+      "COUNT", "");
+}
 
 std::string nearest_word(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best;

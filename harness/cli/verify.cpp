@@ -12,8 +12,12 @@ void add_verify_command(CLI::App& app, command_action& run) {
   CLI::App* cmd = app.add_subcommand(
       "verify", "Fuzz every implementation against the libtorch reference (and the reference against an fp64 oracle)");
   cmd->add_option("--model", opt->models, "Model id(s) or KernelBench number(s); default all")->take_all();
-  CLI::Option* cases = cmd->add_option("--cases", opt->cases, "Cases per model")->capture_default_str();
-  cmd->add_option("--seed", opt->seed, "Seed: the same seed gives the same cases")->capture_default_str();
+  CLI::Option* cases = cmd->add_option("--cases", opt->cases, "Cases per model (1 to 100000000)")
+                            ->check(count_within(1, 100'000'000))
+                            ->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "Seed: the same seed gives the same cases (0..2^64-1, decimal)")
+      ->check(decimal_seed())
+      ->capture_default_str();
   CLI::Option* device = cmd->add_option("--device", opt->device, "cpu or cuda; default the best present");
   CLI::Option* atol = cmd->add_option("--atol", opt->atol, "Absolute tolerance (finite, >= 0)")->capture_default_str();
   CLI::Option* rtol = cmd->add_option("--rtol", opt->rtol, "Relative tolerance (finite, >= 0)")->capture_default_str();
@@ -24,7 +28,8 @@ void add_verify_command(CLI::App& app, command_action& run) {
                   "With --model and --config: check every implementation on these tensors (a torch.save dict of "
                   "the module's state_dict keys plus \"input\")");
   cmd->add_option("--save-failures", opt->save_failures, "Write a repro bundle per failing case into DIR");
-  cmd->add_option("--case-seed", opt->case_seed, "With --config: the case seed (parameters and inputs)");
+  cmd->add_option("--case-seed", opt->case_seed, "With --config: the case seed (parameters and inputs)")
+      ->check(decimal_seed());
   cmd->add_option("--inputs", opt->inputs,
                   "Input distribution: uniform, normal, offset, border, sparse (with --config: of that config; "
                   "without: every fuzz case draws only this one)");
@@ -39,6 +44,7 @@ void add_verify_command(CLI::App& app, command_action& run) {
   cmd->add_option("--per-device", opt->per_device,
                   "With --devices: this many shard processes on each device (one verify process leaves a GPU "
                   "mostly idle: its cases are small and its host work serial)")
+      ->check(count_within(1, 1024))
       ->capture_default_str();
   cmd->add_option("--case-size", opt->case_size,
                   "Fuzz case sizes: cuda (up to ~4M conv-output elements; cuda's default), cpu (~64K; cpu's "

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Hostile inputs across the subcommands (issue 25): each bad input must exit 2 with exactly one line on
+# stderr, and must leave every file it was given as it was. Then the behaviours that keep results
+# safe: outputs never overwrite inputs or each other, a rerun never destroys an earlier complete
+# results.json, and the exit classes of bad output folders. Usage: cli_hostile.sh FUSEBENCH
+set -u
+fb="$1"
+fail=0
+check() {  # check NAME CONDITION...
+  local name="$1"; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+
+# refused NAME ARGS...: exit 2, one line on stderr, and within seconds (timeout: a hang is a failure too).
+refused() {
+  local name="$1"; shift
+  local e rc
+  e=$(timeout 60 "$fb" "$@" 2>&1 >/dev/null)
+  rc=$?
+  check "$name: exits 2 (got $rc)" test "$rc" -eq 2
+  check "$name: one stderr line (got $(wc -l <<<"$e")): $(head -c 200 <<<"$e")" test "$(wc -l <<<"$e")" -eq 1 -a -n "$e"
+}
+# unchanged NAME FILE COPY: FILE still has the content saved in COPY.
+unchanged() { check "$1: $2 unchanged" cmp -s "$2" "$3"; }
+
+tiny='{"in_channels":3,"out_channels":4,"kernel_size":3,"stride":2,"padding":1,"output_padding":1,"multiplier":0.5,"batch_size":2,"height":8,"width":8}'
+one="{\"model\": \"44\", \"label\": \"tiny\", \"config\": $tiny}"
+fast=(--device cpu --min-samples 3 --time-cap 0.05)
+
+# Inputs the refusals below must leave alone: a complete bench run and a verify report.
+"$fb" bench "${fast[@]}" --config "$one" --out run >/dev/null 2>&1
+check "a small bench run completes" grep -q '"complete": true' run/results.json
+cp run/results.json run.copy.json
+"$fb" verify --device cpu --model convt2d_mul_gap --cases 2 --seed 5 --json v.json --junit v.xml >/dev/null 2>&1
+check "a small verify run writes its JSON" grep -q '"fusebench-verify"' v.json
+cp v.json v.copy.json
+
+# --- (1) counts: strict, bounded, never an abort, never touching the earlier results --------------
+for n in -1 0 100001 2147483648 18446744073709551616 1e3 3.5 ' 3' 0x10 ''; do
+  refused "bench --min-samples '$n'" bench --device cpu --config "$one" --min-samples "$n" --out run
+done
+unchanged "bench --min-samples refusals" run/results.json run.copy.json
+check "no partial file beside it either" test ! -e run/results.partial.json
+for t in 0 -1 nan inf 1e9 abc; do
+  refused "bench --time-cap $t" bench --device cpu --config "$one" --time-cap "$t" --out run
+done
+for n in -1 0 100000001 2147483648 1e2 abc; do
+  refused "verify --cases '$n'" verify --device cpu --model 44 --cases "$n"
+done
+refused "verify --per-device 0" verify --device cpu --model 44 --cases 2 --devices cpu --per-device 0
+refused "verify --per-device -1" verify --device cpu --model 44 --cases 2 --devices cpu --per-device -1
+
+# --- (2) seeds: 0..2^64-1 in decimal digits only, for every subcommand that takes one ---------------
+for s in -1 18446744073709551616 1e23 36893488147419115631 0x10 ' 7' 7.0 +7 ''; do
+  refused "verify --seed '$s'" verify --device cpu --model 44 --cases 1 --seed "$s"
+  refused "bench --seed '$s'" bench --device cpu --config "$one" --seed "$s" --out run
+  refused "verify --case-seed '$s'" verify --device cpu --model 44 --config "$tiny" --case-seed "$s"
+done
+unchanged "seed refusals" run/results.json run.copy.json
+out=$("$fb" verify --device cpu --model 44 --cases 1 --seed 18446744073709551615 --json max.json 2>&1); rc=$?
+check "--seed 2^64-1 itself runs (rc $rc)" test "$rc" -eq 0
+check "and is recorded as given" grep -q '18446744073709551615' max.json
+
+exit $fail
