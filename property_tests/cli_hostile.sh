@@ -64,4 +64,39 @@ out=$("$fb" verify --device cpu --model 44 --cases 1 --seed 18446744073709551615
 check "--seed 2^64-1 itself runs (rc $rc)" test "$rc" -eq 0
 check "and is recorded as given" grep -q '18446744073709551615' max.json
 
+# --- (3) an output equal to an input or to another output: refused before anything runs -----------
+refused "verify --json X --junit X" verify --device cpu --model 44 --cases 1 --json same.out --junit same.out
+check "nothing was written to X" test ! -e same.out
+printf '%s\n' "$tiny" >c.json
+cp c.json c.copy.json
+refused "verify --config c.json --json c.json" verify --device cpu --model 44 --config c.json --case-seed 1 --json c.json
+unchanged "verify --config c.json --json c.json" c.json c.copy.json
+refused "verify --config ./c.json --junit ../$(basename "$tmp")/c.json" verify --device cpu --model 44 \
+  --config ./c.json --case-seed 1 --junit "../$(basename "$tmp")/c.json"
+unchanged "the same file by another name" c.json c.copy.json
+# A repro bundle is read as a whole: nothing may be written into it (the refusal comes before it is read).
+mkdir -p bundle
+printf '%s\n' "$tiny" >bundle/config.json
+head -c 256 /dev/urandom >bundle/tensors.pt
+cp bundle/tensors.pt tensors.copy.pt
+refused "verify --config BUNDLE/config.json --junit BUNDLE/tensors.pt" verify --config bundle/config.json \
+  --junit bundle/tensors.pt
+unchanged "the bundle's tensors" bundle/tensors.pt tensors.copy.pt
+refused "verify --config BUNDLE/config.json --json BUNDLE/new.json" verify --config bundle/config.json \
+  --json bundle/new.json
+check "nothing written into the bundle" test ! -e bundle/new.json
+refused "compare base cur --out base" compare run/results.json run/results.json --out run/results.json
+unchanged "compare --out BASE" run/results.json run.copy.json
+refused "merge s1 s2 --out s1" merge v.json v.json --out v.json
+unchanged "merge --out s1" v.json v.copy.json
+refused "merge --out X --junit X" merge v.json --out m.json --junit m.json
+refused "merge DIR --gbench DIR/results.json" merge run --out m.json --gbench run/results.json
+unchanged "merge --gbench into an input" run/results.json run.copy.json
+mkdir -p rep/charts
+cp run/results.json rep/charts/results.json
+refused "report OUT/charts/results.json --out OUT" report rep/charts/results.json --out rep
+check "the input inside charts/ is kept" cmp -s rep/charts/results.json run.copy.json
+cp run/results.json rep/report.md
+refused "report OUT/report.md --out OUT" report rep/report.md --out rep --format md
+
 exit $fail

@@ -11,8 +11,12 @@
 #include <set>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "harness/bench/runner.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/output_paths.h"
+#include "harness/results/detail/atomic_file.h"
 #include "harness/results/gbench_json.h"
 #include "harness/results/results_merge.h"
 #include "harness/verify_report.h"
@@ -73,9 +77,15 @@ json read_json(const std::string& path) {
   }
 }
 
+/// The folder of `path` takes new files; checked before merging, without creating `path` (the merged
+/// files are written whole at the end, or not at all).
 void require_writable(const std::string& path, const char* flag) {
-  std::ofstream f(path, std::ios::app);
-  if (!f) throw std::invalid_argument(fmt::format("{} {}: cannot write the file", flag, path));
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw std::invalid_argument(fmt::format("{} {}: is a folder, not a file", flag, path));
+  if (::access(folder.empty() ? "." : folder.c_str(), W_OK | X_OK) != 0)
+    throw std::invalid_argument(fmt::format("{} {}: cannot write the file (its folder is missing or read-only)", flag, path));
 }
 
 int merge_bench(const merge_options& opt, const std::vector<std::pair<std::string, json>>& docs,
@@ -107,14 +117,12 @@ int merge_verify(const merge_options& opt, const std::vector<std::pair<std::stri
   std::vector<std::pair<std::string, verify_report>> parts;
   for (const auto& [name, doc] : docs) parts.emplace_back(name, verify_report_from_json(doc, name));
   const verify_report merged = merge_verify_reports(parts, rules);
-  {
-    std::ofstream f(opt.out);
-    f << verify_report_to_json(merged).dump(2) << "\n";
-    if (!f) throw std::runtime_error("--out " + opt.out + ": cannot write the file");
-  }
+  // Whole files or none: a merge killed half-way must not leave a torn report beside the shards.
+  fb::detail::write_file_atomically(opt.out, verify_report_to_json(merged).dump(2) + "\n");
   if (!opt.junit.empty()) {
-    std::ofstream f(opt.junit);
-    write_junit(merged, f);
+    std::ostringstream junit;
+    write_junit(merged, junit);
+    fb::detail::write_file_atomically(opt.junit, junit.str());
   }
   fmt::print(stderr, "merge: {} shard(s) of a verify run ({} model(s) x {} case(s), seed {}, {}) -> {}\n",
              parts.size(), merged.scope.models.size(), merged.scope.cases_per_model, merged.seed, merged.device,
@@ -131,6 +139,9 @@ int merge_verify(const merge_options& opt, const std::vector<std::pair<std::stri
 }
 
 int run_merge(const merge_options& opt) {
+  std::vector<path_role> inputs;
+  for (const std::string& arg : opt.inputs) inputs.push_back({"FILES", input_file(arg)});
+  refuse_clashing_paths(inputs, {{"--out", opt.out}, {"--gbench", opt.gbench}, {"--junit", opt.junit}});
   std::vector<std::pair<std::string, json>> docs;
   std::string kind;
   for (const std::string& arg : opt.inputs) {

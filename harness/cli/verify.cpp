@@ -1,11 +1,29 @@
 /// `fusebench verify`: parses its options and calls the verify run (harness/verify/verify_run.h).
 #include "harness/cli/commands.h"
+#include "harness/cli/output_paths.h"
 #include "harness/verify/verify_run.h"
 #include "reference/common.h"
 
 #include <nlohmann/json.hpp>
 
 namespace fb::cli {
+namespace {
+
+/// What verify reads: --config and --tensors, and a repro bundle's folder as a whole (a bundle's
+/// config.json sits beside its tensors.pt, which the replay reads).
+std::vector<path_role> verify_inputs(const verify::options& opt) {
+  std::vector<path_role> inputs{{"--tensors", opt.tensors}};
+  std::error_code ec;
+  if (!opt.config.empty() && std::filesystem::is_regular_file(opt.config, ec)) {
+    const std::filesystem::path folder = std::filesystem::path(opt.config).parent_path();
+    const bool bundle = std::filesystem::exists((folder.empty() ? "." : folder) / "tensors.pt", ec);
+    inputs.push_back(bundle ? path_role{"--config's repro bundle", folder.empty() ? "." : folder, true}
+                            : path_role{"--config", opt.config});
+  }
+  return inputs;
+}
+
+}  // namespace
 
 void add_verify_command(CLI::App& app, command_action& run) {
   auto opt = std::make_shared<verify::options>();
@@ -79,6 +97,7 @@ void add_verify_command(CLI::App& app, command_action& run) {
     opt->rtol_given = rtol->count() > 0;
     run = [opt] {
       try {
+        refuse_clashing_paths(verify_inputs(*opt), {{"--json", opt->json_out}, {"--junit", opt->junit_out}});
         return verify::run(*opt);
       } catch (const ref::config_error& e) {
         print_error(std::string("invalid config: ") + e.what());
