@@ -99,4 +99,25 @@ check "the input inside charts/ is kept" cmp -s rep/charts/results.json run.copy
 cp run/results.json rep/report.md
 refused "report OUT/report.md --out OUT" report rep/report.md --out rep --format md
 
+# --- (4) a rerun never destroys the earlier complete results.json ----------------------------------
+# A run long enough to interrupt: min-samples beats the time cap.
+long="[{\"model\": \"44\", \"label\": \"a\", \"config\": $tiny}, {\"model\": \"44\", \"label\": \"b\", \"config\": $tiny}]"
+"$fb" bench --device cpu --config "$long" --min-samples 100000 --time-cap 2 --out run >rerun.out 2>rerun.err &
+pid=$!
+for _ in $(seq 1 600); do  # up to 60 s for the rerun's first case
+  grep -q '"implementation"' run/results.partial.json 2>/dev/null && break
+  sleep 0.1
+done
+kill -INT "$pid"
+wait "$pid"; rc=$?
+check "the interrupted rerun exits 130 (got $rc)" test "$rc" -eq 130
+unchanged "the interrupted rerun" run/results.json run.copy.json
+check "its partial file is beside it, marked incomplete" grep -q '"complete": false' run/results.partial.json
+check "and says so: $(tail -n 1 rerun.err)" grep -q "results.partial.json marked incomplete, the earlier results.json kept" rerun.err
+"$fb" bench "${fast[@]}" --config "$one" --seed 2 --out run >/dev/null 2>&1; rc=$?
+check "a complete rerun exits 0 (rc $rc)" test "$rc" -eq 0
+check "and replaces results.json" grep -q '"seed": 2' run/results.json
+check "leaving no partial file" test ! -e run/results.partial.json -a ! -e run/gbench.partial.json
+cp run/results.json run.copy.json
+
 exit $fail

@@ -16,11 +16,18 @@
 #include "harness/registry.h"
 #include "harness/results/gbench_json.h"
 #include "harness/results/results_merge.h"
+#include "harness/results/results_writer.h"
 
 namespace fb::bench {
 namespace {
 
 using bench_options = command_options;
+
+/// ", the earlier complete results.json kept" when `written` is a partial file beside an earlier run's.
+std::string kept_note(const std::filesystem::path& written) {
+  const std::filesystem::path final_path = written.parent_path() / "results.json";
+  return written == final_path ? std::string() : ", the earlier " + final_path.filename().string() + " kept beside it";
+}
 
 /// The arguments of the shard process that runs `piece` of this run's plan into `out`: every option
 /// that decides the plan or how it is measured.
@@ -71,8 +78,13 @@ int run_on_devices(const bench_options& opt, const std::vector<fan_out::device_s
   rules.allow_missing = true;
   results_file merged = merge_results(parts, rules);
   merged.status.planned_cases = std::max(merged.status.planned_cases, planned_cases);
-  const fs::path results_path = fs::path(opt.out) / "results.json";
-  const fs::path gbench_path = fs::path(opt.out) / "gbench.json";
+  fs::path results_path = fs::path(opt.out) / "results.json";
+  fs::path gbench_path = fs::path(opt.out) / "gbench.json";
+  std::error_code ec;
+  if (!merged.status.complete && fs::exists(results_path, ec)) {  // an earlier run's file stays (results_writer.h)
+    results_path = partial_path(results_path);
+    gbench_path = partial_path(gbench_path);
+  }
   save_results(merged, results_path);
   save_gbench_json(merged, gbench_path);
   const bench_summary summary = summarize_results(merged, results_path, gbench_path);
@@ -85,8 +97,8 @@ int run_on_devices(const bench_options& opt, const std::vector<fan_out::device_s
   }
   if (fanned.interrupted_by != 0) {
     std::cout.flush();
-    fmt::print(stderr, "bench: interrupted after {} of {} cases; {} marked incomplete\n", merged.cases.size(),
-               merged.status.planned_cases, results_path.filename().string());
+    fmt::print(stderr, "bench: interrupted after {} of {} cases; {} marked incomplete{}\n", merged.cases.size(),
+               merged.status.planned_cases, results_path.filename().string(), kept_note(results_path));
     return 128 + fanned.interrupted_by;
   }
   if (status != exit_ok || !merged.status.complete) return exit_failure;
@@ -167,8 +179,9 @@ int run_command(const command_options& opt) {
   print_summary(summary, std::cout);
   if (summary.interrupted_by != 0) {
     std::cout.flush();
-    fmt::print(stderr, "bench: interrupted after {} of {} cases; {} marked incomplete\n", summary.results.cases.size(),
-               summary.planned, summary.results_path.filename().string());
+    fmt::print(stderr, "bench: interrupted after {} of {} cases; {} marked incomplete{}\n",
+               summary.results.cases.size(), summary.planned, summary.results_path.filename().string(),
+               kept_note(summary.results_path));
     return 128 + summary.interrupted_by;  // the shell's convention for "killed by this signal"
   }
   return summary.failing > 0 || summary.impossible > 0 ? exit_failure : exit_ok;

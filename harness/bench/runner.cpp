@@ -627,6 +627,9 @@ bench_summary run_bench(const std::vector<bench_point>& points, const bench_sett
     throw;
   }
   summary.results = writer.get_results();
+  // Beside a previous run's files until this one is complete (results_writer): say where it is.
+  summary.results_path = writer.get_path();
+  summary.gbench_path = writer.get_gbench_path();
   return summary;
 }
 
