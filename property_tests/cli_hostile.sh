@@ -120,4 +120,14 @@ check "and replaces results.json" grep -q '"seed": 2' run/results.json
 check "leaving no partial file" test ! -e run/results.partial.json -a ! -e run/gbench.partial.json
 cp run/results.json run.copy.json
 
+# --- (7) exit classes of bad output places ---------------------------------------------------------
+touch a_file
+refused "bench --out EXISTING_FILE" bench "${fast[@]}" --config "$one" --out a_file
+refused "bench --out /proc/x" bench "${fast[@]}" --config "$one" --out /proc/x
+"$fb" report run/results.json --out rep2 --format charts >/dev/null 2>&1
+ls rep2/charts >charts.before 2>/dev/null
+refused "report --gnuplot /nonexistent" report run/results.json --out rep2 --gnuplot /nonexistent
+ls rep2/charts >charts.after 2>/dev/null
+check "report --gnuplot /nonexistent keeps the previous charts" cmp -s charts.before charts.after
+
 exit $fail

@@ -2,7 +2,11 @@
 
 #include <fmt/core.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -27,6 +31,19 @@ using bench_options = command_options;
 std::string kept_note(const std::filesystem::path& written) {
   const std::filesystem::path final_path = written.parent_path() / "results.json";
   return written == final_path ? std::string() : ", the earlier " + final_path.filename().string() + " kept beside it";
+}
+
+/// --out must be a folder that can be created and written; one line, exit 2, before anything runs.
+void require_out_folder(const std::string& out) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+    throw std::invalid_argument(fmt::format("--out {}: is a file, not a folder (bench writes results.json and "
+                                            "gbench.json into it)", out));
+  fs::create_directories(out, ec);
+  if (ec) throw std::invalid_argument(fmt::format("--out {}: cannot create the folder: {}", out, ec.message()));
+  if (::access(out.c_str(), W_OK | X_OK) != 0)
+    throw std::invalid_argument(fmt::format("--out {}: cannot write into the folder: {}", out, std::strerror(errno)));
 }
 
 /// The arguments of the shard process that runs `piece` of this run's plan into `out`: every option
@@ -148,6 +165,7 @@ int run_command(const command_options& opt) {
       for (const model_entry& m : all_models()) models.push_back(&m);
     points = plan_sweep(models, opt.sweep, device == device_kind::cpu && !opt.no_cpu_scale);
   }
+  require_out_folder(opt.out);  // after the plan: a bad --config leaves no empty folder behind
   if (slots) {
     // The whole plan's case count, known here before any shard process starts: one that is
     // interrupted before writing its file must still count in the merged file's plan.

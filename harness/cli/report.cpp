@@ -35,8 +35,9 @@ of them succeeded: report.md and report.csv are replaced, charts/ is replaced as
 of an earlier render is left behind). A run marked incomplete gets a banner on report.md, an
 "INCOMPLETE RUN" title on every chart and run_complete=false on every CSV row.
 Exit status: 0 written, 2 bad usage, an invalid or unreadable results file, or a failed render
-(gnuplot failing; nothing is replaced then), or RESULTS being one of the outputs (report.md,
-report.csv, inside charts/). Without gnuplot the chart scripts are written and a warning is printed.)";
+(gnuplot failing, or a --gnuplot that does not exist; nothing is replaced then), or RESULTS being
+one of the outputs (report.md, report.csv, inside charts/). Without gnuplot (the default name not
+on PATH) the chart scripts are written and a warning is printed.)";
 
 bool wants(const report_options& o, std::string_view format) {
   return std::find(o.formats.begin(), o.formats.end(), format) != o.formats.end();
@@ -134,6 +135,11 @@ int run_report(const report_options& options) {
       if (f != "md" && f != "csv" && f != "charts")
         throw std::runtime_error(fmt::format("unknown format '{}': expected md, csv or charts", f));
     refuse_clashing_paths({{"RESULTS", options.results}}, replaced_outputs(options));
+    // A --gnuplot the user named must exist: without it the charts would be replaced by scripts alone.
+    if (wants(options, "charts") && options.gnuplot != report_options{}.gnuplot &&
+        !printers::find_program(options.gnuplot))
+      throw std::runtime_error(fmt::format("--gnuplot {}: no such executable program; nothing was replaced",
+                                           options.gnuplot));
     const results_file results = load_results(options.results);
     report::report_model model = report::build_report_model(results);
 
