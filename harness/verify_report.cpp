@@ -429,6 +429,15 @@ verify_report merge_verify_reports(const std::vector<std::pair<std::string, veri
   return out;
 }
 
+namespace {
+
+/// `<property name="..." value="..."/>` on its own line.
+void print_property(std::ostream& out, std::string_view indent, std::string_view name, const std::string& value) {
+  fmt::print(out, "{}<property name=\"{}\" value=\"{}\"/>\n", indent, name, xml_escape(value));
+}
+
+}  // namespace
+
 void write_junit(const verify_report& report, std::ostream& out) {
   std::map<std::string, std::vector<const verify_case_record*>> by_model;
   for (const verify_case_record& c : report.cases) by_model[c.model].push_back(&c);
@@ -447,24 +456,42 @@ void write_junit(const verify_report& report, std::ostream& out) {
     }
     fmt::print(out, "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
                xml_escape(model), cases.size(), failures, errors, skipped, seconds);
+    // What replays the run, once per suite; a case's own seed and config on the case. Names stay
+    // short (model/impl/case N): CI systems list them, and a config's JSON made them unreadable.
+    fmt::print(out, "    <properties>\n");
+    print_property(out, "      ", "seed", std::to_string(report.seed));
+    print_property(out, "      ", "device", report.device);
+    print_property(out, "      ", "commit", report.git_commit);
+    print_property(out, "      ", "atol", fmt::format("{}", report.atol));
+    print_property(out, "      ", "rtol", fmt::format("{}", report.rtol));
+    fmt::print(out, "    </properties>\n");
     for (const verify_case_record* c : cases) {
-      fmt::print(out, "    <testcase classname=\"{}.{}\" name=\"case {} {}\" time=\"{:.3f}\"",
-                 xml_escape(c->model), xml_escape(c->implementation), c->index, xml_escape(c->config.dump()), c->seconds);
+      fmt::print(out, "    <testcase classname=\"{}.{}\" name=\"{}/{}/case {}\" time=\"{:.3f}\">\n",
+                 xml_escape(c->model), xml_escape(c->implementation), xml_escape(c->model),
+                 xml_escape(c->implementation), c->index, c->seconds);
+      fmt::print(out, "      <properties>\n");
+      print_property(out, "        ", "case_seed", std::to_string(c->case_seed));
+      print_property(out, "        ", "config", c->config.dump());
+      if (!c->inputs.empty()) print_property(out, "        ", "inputs", c->inputs);
+      if (!c->params.empty()) print_property(out, "        ", "params", c->params);
+      print_property(out, "        ", "seed", std::to_string(report.seed));
+      print_property(out, "        ", "device", report.device);
+      print_property(out, "        ", "commit", report.git_commit);
+      fmt::print(out, "      </properties>\n");
       const std::string body = xml_escape(c->message + (c->repro.empty() ? "" : "\nrepro: " + c->repro) +
                                           (c->bundle.empty() ? "" : "\nbundle: " + c->bundle));
       switch (c->result) {
-        case outcome::passed: fmt::print(out, "/>\n"); break;
+        case outcome::passed: break;
         case outcome::incorrect:
-          fmt::print(out, ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>\n",
-                     xml_escape(c->message.substr(0, 200)), body);
+          fmt::print(out, "      <failure message=\"{}\">{}</failure>\n", xml_escape(c->message.substr(0, 200)), body);
           break;
         case outcome::failed:
-          fmt::print(out, ">\n      <error message=\"{}\">{}</error>\n    </testcase>\n", xml_escape(c->message.substr(0, 200)),
-                     body);
+          fmt::print(out, "      <error message=\"{}\">{}</error>\n", xml_escape(c->message.substr(0, 200)), body);
           break;
         default:
-          fmt::print(out, ">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_escape(c->message.substr(0, 200)));
+          fmt::print(out, "      <skipped message=\"{}\"/>\n", xml_escape(c->message.substr(0, 200)));
       }
+      fmt::print(out, "    </testcase>\n");
     }
     fmt::print(out, "  </testsuite>\n");
   }

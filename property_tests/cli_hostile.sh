@@ -99,6 +99,18 @@ check "the input inside charts/ is kept" cmp -s rep/charts/results.json run.copy
 cp run/results.json rep/report.md
 refused "report OUT/report.md --out OUT" report rep/report.md --out rep --format md
 
+# --- (10) compare judges the implementations under test; JUnit names are short, with properties -----
+"$fb" compare run/results.json run/results.json --allow-undecided --out - >cmp.out 2>&1; rc=$?
+check "compare --out - writes to stdout only (rc $rc)" test "$rc" -eq 0 -a ! -e ./- 
+check "and the table is there" grep -q "| case | base median" cmp.out
+check "a CPU run's ref_tf32 is not a failure" grep -Eq "ref_tf32 \| [^|]+ \| [^|]+ \| [^|]+ \| [^|]+ \| same \(not_supported in BASE, not_supported in CUR\)" cmp.out
+check "a CPU run names its CPU" test -n "$(jq -r '.environment.cpu_name // ""' run/results.json)"
+check "JUnit cases are named model/impl/case N" grep -q 'name="convt2d_mul_gap/fused_host/case 0"' v.xml
+check "no config JSON in a JUnit name" test -z "$(grep -o 'name="[^"]*{[^"]*"' v.xml)"
+check "JUnit carries the seed" grep -q '<property name="seed" value="5"/>' v.xml
+check "JUnit carries each case's seed and config" grep -q '<property name="config" value="{' v.xml
+check "JUnit carries device and commit" grep -q '<property name="commit" value="' v.xml
+
 # --- (4) a rerun never destroys the earlier complete results.json ----------------------------------
 # A run long enough to interrupt: min-samples beats the time cap.
 long="[{\"model\": \"44\", \"label\": \"a\", \"config\": $tiny}, {\"model\": \"44\", \"label\": \"b\", \"config\": $tiny}]"

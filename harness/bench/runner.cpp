@@ -60,6 +60,18 @@ std::string host_name() {
   return buffer;
 }
 
+/// The first "model name" of /proc/cpuinfo (x86; "" elsewhere or when unreadable): which CPU timed a CPU run.
+std::string cpu_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0)
+      if (const auto colon = line.find(':'); colon != std::string::npos) {
+        const auto start = line.find_first_not_of(" \t", colon + 1);
+        return start == std::string::npos ? std::string() : line.substr(start);
+      }
+  return {};
+}
+
 std::string format_seconds(double s) {
   if (!std::isfinite(s)) return "-";
   if (s < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
@@ -537,6 +549,7 @@ run_environment describe_environment(device_kind device, const std::string& swee
     env.cuda_runtime = info.cuda_runtime;
   }
 #endif
+  env.cpu_name = cpu_model_name();
   const build_info build = describe_build();
   env.libtorch = build.libtorch;
   env.git_commit = build.git_commit;

@@ -26,6 +26,9 @@ constexpr const char* compare_examples = R"(Examples:
   fusebench compare reports/baselines/nvidia-h100-80gb-hbm3.json reports/baselines/nvidia-h200.json --allow-different-gpu
       compare across GPUs anyway (refused by default)
 
+Only the implementations under test (fused, plug-ins) are judged: a change of ref or ref_tf32 says
+more about the machine than about the code, so it is shown as information (--all-impls gates them
+too). An implementation a run cannot have (ref_tf32 on a CPU: not_supported) is not a failure.
 A case is slower when the Mann-Whitney p-value < alpha AND median(cur)/median(base) > 1 + min-effect,
 faster when p < alpha AND the ratio < 1 - min-effect, same otherwise. It is undecided when its
 sample counts cannot reach p < alpha whatever the times (at alpha 0.01: fewer than {} per side) or
@@ -50,6 +53,7 @@ int run_compare(const compare_options& options) {
     settings.allow_missing = options.allow_missing;
     settings.allow_undecided = options.allow_undecided;
     settings.allow_incomplete = options.allow_incomplete;
+    settings.all_impls = options.all_impls;
     settings.base_name = fmt::format("BASE ({})", options.base.string());
     settings.cur_name = fmt::format("CUR ({})", options.cur.string());
     const report::comparison result = report::compare_results(base, cur, settings);
@@ -85,6 +89,9 @@ void add_compare_command(CLI::App& app, command_action& run) {
                 "Cases with too few samples to decide are listed but do not fail (exit 1) the comparison");
   sub->add_flag("--allow-incomplete", options->allow_incomplete,
                 "Compare a run marked incomplete (interrupted or failed bench) instead of refusing it (exit 2)");
+  sub->add_flag("--all-impls", options->all_impls,
+                "Gate the references (ref, ref_tf32) too; by default only the implementations under test (fused, "
+                "plug-ins) can fail the comparison, and the references' changes are shown as information");
   sub->add_option("--out", options->out, "Also write the Markdown table and summary to FILE ('-': stdout only)");
   // The bound is computed, not typed: the help cannot drift from what compare does.
   sub->footer(fmt::format(compare_examples, stats::mann_whitney_min_samples(0.01)));

@@ -26,6 +26,7 @@ json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr
 json to_json(const run_environment& env) {
   return json{{"device", env.device},
               {"gpu_name", env.gpu_name},
+              {"cpu_name", env.cpu_name},
               {"sm_count", env.sm_count},
               {"l2_bytes", env.l2_bytes},
               {"driver", env.driver},
@@ -175,6 +176,7 @@ run_environment environment_from_json(const field_reader& r, const json& j, cons
   run_environment env;
   env.device = r.get_string(j, p, "device");
   env.gpu_name = r.get_string(j, p, "gpu_name");
+  if (j.contains("cpu_name")) env.cpu_name = r.get_string(j, p, "cpu_name");  // optional: newer than the schema
   env.sm_count = r.get_int(j, p, "sm_count");
   env.l2_bytes = r.get_integer(j, p, "l2_bytes");
   env.driver = r.get_string(j, p, "driver");
