@@ -203,7 +203,7 @@ void print_environment(std::ostream& out, const run_environment& env) {
   const auto text = [](const std::string& s) { return s.empty() ? std::string(d::none) : d::markdown_cell(s); };
   t.add_row({"device", text(env.device)});
   t.add_row({"GPU", text(env.gpu_name)});
-  t.add_row({"CPU", text(env.cpu_name)});
+  if (!env.cpu_name.empty()) t.add_row({"CPU", text(env.cpu_name)});  // files before cpu_name have none
   t.add_row({"SMs", env.sm_count > 0 ? std::to_string(env.sm_count) : std::string(d::none)});
   t.add_row({"L2", d::format_bytes(static_cast<double>(env.l2_bytes))});
   t.add_row({"driver", text(env.driver)});
