@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <ostream>
 #include <set>
@@ -333,6 +334,47 @@ verify_report verify_report_from_json(const json& doc, const std::string& source
   return report;
 }
 
+namespace {
+
+/// Throws merge_error when `report`'s row counts are not those its cases add up to, or when a
+/// complete report holds another number of cases than its shard plans: the file was cut or edited,
+/// and a merge that trusted its totals would pass what it never ran (or hide what failed).
+void require_counts_match_cases(const std::string& name, const verify_report& report) {
+  std::map<std::pair<std::string, std::string>, verify_row> recounted;
+  std::set<std::pair<std::string, int>> held;
+  for (const verify_case_record& c : report.cases) {
+    verify_row& row = recounted[{c.model, c.implementation}];
+    switch (c.result) {
+      case outcome::passed: ++row.passed; break;
+      case outcome::incorrect: ++row.incorrect; break;
+      case outcome::failed: ++row.failed; break;
+      default: ++row.not_judged; break;
+    }
+    held.emplace(c.model, c.index);
+  }
+  const auto counts = [](const verify_row& r) { return std::array{r.passed, r.incorrect, r.failed, r.not_judged}; };
+  std::set<std::pair<std::string, std::string>> keys;
+  for (const auto& [key, row] : report.rows) keys.insert(key);
+  for (const auto& [key, row] : recounted) keys.insert(key);
+  for (const auto& key : keys) {
+    const auto row = report.rows.find(key);
+    const auto cases = recounted.find(key);
+    const std::array<int, 4> said = row == report.rows.end() ? std::array<int, 4>{} : counts(row->second);
+    const std::array<int, 4> found = cases == recounted.end() ? std::array<int, 4>{} : counts(cases->second);
+    if (said != found)
+      throw merge_error(fmt::format(
+          "{}: the totals of {}/{} (passed, incorrect, failed, not judged: {}) are not those of its cases ({}): the "
+          "file was cut or edited; rerun that shard",
+          name, key.first, key.second, fmt::join(said, ", "), fmt::join(found, ", ")));
+  }
+  if (report.complete && static_cast<int64_t>(held.size()) != held_cases(report))
+    throw merge_error(fmt::format("{} says it is complete but holds {} of the {} cases its shard {} plans: the file "
+                                  "was cut or edited; rerun that shard",
+                                  name, held.size(), held_cases(report), to_string(report.shard)));
+}
+
+}  // namespace
+
 verify_report merge_verify_reports(const std::vector<std::pair<std::string, verify_report>>& parts,
                                    const merge_rules& rules) {
   if (parts.empty()) throw merge_error("nothing to merge");
@@ -419,6 +461,7 @@ verify_report merge_verify_reports(const std::vector<std::pair<std::string, veri
     }
     for (const std::string& note : report.notes)
       if (seen_notes.insert(note).second) out.notes.push_back(note);
+    require_counts_match_cases(name, report);  // once its cases are known to be its shard's
   }
   for (const std::string& model : out.scope.models)
     for (int i = 0; i < out.scope.cases_per_model; ++i) {

@@ -99,6 +99,24 @@ check "the input inside charts/ is kept" cmp -s rep/charts/results.json run.copy
 cp run/results.json rep/report.md
 refused "report OUT/report.md --out OUT" report rep/report.md --out rep --format md
 
+# --- (6) merge recounts: a shard whose totals or case count disagree with its cases is refused ---------
+"$fb" verify --device cpu --model convt2d_mul_gap --cases 4 --shard 1/2 --json s1.json >/dev/null 2>&1
+"$fb" verify --device cpu --model convt2d_mul_gap --cases 4 --shard 2/2 --json s2.json >/dev/null 2>&1
+"$fb" merge s1.json s2.json --out whole.json >/dev/null 2>&1; rc=$?
+check "two honest verify shards merge (rc $rc)" test "$rc" -eq 0
+jq '.cases |= map(select(.index != 0))' s1.json >s1.cut.json
+refused "merge a verify shard with cases cut out" merge s1.cut.json s2.json --out cut.json
+jq '.cases |= map(select(.index != 0)) | .rows |= map(.passed -= 1)' s1.json >s1.cut2.json
+refused "merge a verify shard cut with its totals edited to match" merge s1.cut2.json s2.json --out cut.json
+jq '.rows[0].passed += 2' s1.json >s1.totals.json
+refused "merge a verify shard whose totals were edited" merge s1.totals.json s2.json --out cut.json
+"$fb" bench "${fast[@]}" --config "[$one, ${one/tiny/tiny2}]" --shard 1/2 --out b1 >/dev/null 2>&1
+"$fb" bench "${fast[@]}" --config "[$one, ${one/tiny/tiny2}]" --shard 2/2 --out b2 >/dev/null 2>&1
+"$fb" merge b1 b2 --out bench-whole.json >/dev/null 2>&1; rc=$?
+check "two honest bench shards merge (rc $rc)" test "$rc" -eq 0
+jq '.cases |= .[1:]' b1/results.json >b1.cut.json
+refused "merge a bench shard with a case cut out" merge b1.cut.json b2 --out cut.json
+
 # --- (10) compare judges the implementations under test; JUnit names are short, with properties -----
 "$fb" compare run/results.json run/results.json --allow-undecided --out - >cmp.out 2>&1; rc=$?
 check "compare --out - writes to stdout only (rc $rc)" test "$rc" -eq 0 -a ! -e ./- 
