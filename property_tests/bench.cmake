@@ -32,3 +32,10 @@ set_tests_properties(cli_bench_end_to_end PROPERTIES TIMEOUT 600)
 # rerun keeps the earlier complete results.json until it is complete itself.
 add_test(NAME cli_hostile_inputs COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli_hostile.sh $<TARGET_FILE:fusebench>)
 set_tests_properties(cli_hostile_inputs PROPERTIES TIMEOUT 600)
+
+# Issue 25, findings 5, 8, 9, 10 (property_tests/cli_results_test.sh): verify keeps its work on SIGINT and
+# SIGTERM, duplicate models run once, non-finite expectations are not judged, the readable table, bench's
+# speedup lines, 9-digit failure values, progress in a CI log, '-' for stdout, seeds as decimal strings.
+add_test(NAME cli_results_kept_and_readable
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli_results_test.sh $<TARGET_FILE:fusebench>)
+set_tests_properties(cli_results_kept_and_readable PROPERTIES TIMEOUT 600)

@@ -129,6 +129,38 @@ check "JUnit carries the seed" grep -q '<property name="seed" value="5"/>' v.xml
 check "JUnit carries each case's seed and config" grep -q '<property name="config" value="{' v.xml
 check "JUnit carries device and commit" grep -q '<property name="commit" value="' v.xml
 
+# --- (8) a bundle's version is checked; flags a bundle replay would ignore are refused ---------------
+"$fb" verify --device cpu --model convt2d_mul_gap --cases 1 --strict-fp32 --atol 0 --rtol 0 --save-failures fails \
+  >/dev/null 2>&1
+real=$(ls -d fails/convt2d_mul_gap_fused_host_* 2>/dev/null | head -n 1)
+check "a failing case wrote a repro bundle" test -n "$real" -a -f "$real/config.json"
+for flag in "--model 44" "--model convt2d_mul_gap" "--case-seed 3" "--cases 5" "--seed 9" "--inputs normal" \
+            "--params default" "--tensors $real/tensors.pt"; do
+  # shellcheck disable=SC2086
+  refused "a bundle replay with $flag (it would be ignored)" verify --config "$real/config.json" $flag
+done
+cp -r "$real" future
+jq '.fusebench_bundle = 99' "$real/config.json" >future/config.json
+refused "a bundle of version 99" verify --config future/config.json
+jq '.fusebench_bundle = "2"' "$real/config.json" >future/config.json
+refused "a bundle whose version is a string" verify --config future/config.json
+jq '.case_seed = -1' "$real/config.json" >future/config.json
+refused "a bundle whose case_seed is -1" verify --config future/config.json
+jq '.case_seed = "12x"' "$real/config.json" >future/config.json
+refused "a bundle whose case_seed is not decimal" verify --config future/config.json
+
+# --- (10) '-' is stdout, for one output at most; JSON seeds are decimal strings or whole numbers -------
+refused "verify --json - --junit -" verify --device cpu --model 44 --cases 1 --json - --junit -
+refused "merge --out - --junit -" merge v.json --out - --junit -
+refused "verify --json DIR" verify --device cpu --model 44 --cases 1 --json rep
+for bad in '"-1"' '"1e3"' '" 7"' '"18446744073709551616"' '-1' '1.5' '"0x10"' 'null'; do
+  jq ".seed = $bad" v.json >badseed.json
+  refused "merge a verify file whose seed is $bad" merge badseed.json --out m.json
+  jq ".environment.seed = $bad" run/results.json >badseed.json
+  refused "merge a results file whose seed is $bad" merge badseed.json --out m.json
+done
+check "seeds are written as decimal strings" test "$(jq -r '.seed | type' v.json)" = string
+
 # --- (4) a rerun never destroys the earlier complete results.json ----------------------------------
 # A run long enough to interrupt: min-samples beats the time cap.
 long="[{\"model\": \"44\", \"label\": \"a\", \"config\": $tiny}, {\"model\": \"44\", \"label\": \"b\", \"config\": $tiny}]"
@@ -146,7 +178,7 @@ check "its partial file is beside it, marked incomplete" grep -q '"complete": fa
 check "and says so: $(tail -n 1 rerun.err)" grep -q "results.partial.json marked incomplete, the earlier results.json kept" rerun.err
 "$fb" bench "${fast[@]}" --config "$one" --seed 2 --out run >/dev/null 2>&1; rc=$?
 check "a complete rerun exits 0 (rc $rc)" test "$rc" -eq 0
-check "and replaces results.json" grep -q '"seed": 2' run/results.json
+check "and replaces results.json" grep -q '"seed": "2"' run/results.json
 check "leaving no partial file" test ! -e run/results.partial.json -a ! -e run/gbench.partial.json
 cp run/results.json run.copy.json
 

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "harness/cli/commands.h"
+#include "harness/format/seed_json.h"
 
 namespace fb::cli {
 namespace {
@@ -24,16 +25,8 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return d[a.size()][b.size()];
 }
 
-/// `text` as an unsigned decimal number: digits only (no sign, space, exponent or base prefix),
-/// nothing when it is not one or exceeds 2^64-1.
-std::optional<std::uint64_t> parse_decimal(const std::string& text) {
-  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return std::nullopt;
-  std::uint64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
+/// `text` as an unsigned decimal number (the seed rule of harness/format/seed_json.h).
+std::optional<std::uint64_t> parse_decimal(const std::string& text) { return parse_decimal_seed(text); }
 
 }  // namespace
 

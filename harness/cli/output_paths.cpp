@@ -48,6 +48,12 @@ void refuse_clashing_paths(const std::vector<path_role>& inputs, const std::vect
                                             output.name, output.path.string(), how, kind, other.name,
                                             other.path.string()));
   };
+  // "-" is stdout: one output at most can have it, or their texts would run together.
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    for (std::size_t j = i + 1; j < outputs.size(); ++j)
+      if (outputs[i].path == "-" && outputs[j].path == "-")
+        throw std::invalid_argument(fmt::format("{} - and {} -: only one output can go to stdout ('-')",
+                                                outputs[i].name, outputs[j].name));
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     for (const path_role& input : inputs)
       if (const std::string how = clash(outputs[i], input); !how.empty()) refuse(outputs[i], how, input, "the input");

@@ -33,7 +33,7 @@ void add_verify_command(CLI::App& app, command_action& run) {
   CLI::Option* cases = cmd->add_option("--cases", opt->cases, "Cases per model (1 to 100000000)")
                             ->check(count_within(1, 100'000'000))
                             ->capture_default_str();
-  cmd->add_option("--seed", opt->seed, "Seed: the same seed gives the same cases (0..2^64-1, decimal)")
+  CLI::Option* seed = cmd->add_option("--seed", opt->seed, "Seed: the same seed gives the same cases (0..2^64-1, decimal)")
       ->check(decimal_seed())
       ->capture_default_str();
   CLI::Option* device = cmd->add_option("--device", opt->device, "cpu or cuda; default the best present");
@@ -56,8 +56,11 @@ void add_verify_command(CLI::App& app, command_action& run) {
   cmd->add_flag("--strict-fp32", opt->strict_fp32,
                "Judge every case against the fp32 reference alone (no fp64 rule); with --atol 0 --rtol 0 it asks "
                "for bitwise agreement with libtorch's fp32 result. A diagnostic: the gate never uses it");
-  cmd->add_option("--json", opt->json_out, "Also write the results as JSON to FILE (per row and per case)");
-  cmd->add_option("--junit", opt->junit_out, "Also write a JUnit XML report to FILE (for CI systems)");
+  cmd->add_option("--json", opt->json_out,
+                  "Also write the results as JSON to FILE (per row and per case; '-': stdout, the table then goes "
+                  "to stderr)");
+  cmd->add_option("--junit", opt->junit_out, "Also write a JUnit XML report to FILE (for CI systems; '-': stdout)");
+  cmd->add_flag("--wide", opt->wide, "Print the table with every column (Markdown); the default fits 120 columns");
   add_fan_out_options(cmd, opt->shard, opt->devices, "the case indices i of each model", "");
   cmd->add_option("--per-device", opt->per_device,
                   "With --devices: this many shard processes on each device (one verify process leaves a GPU "
@@ -90,8 +93,9 @@ void add_verify_command(CLI::App& app, command_action& run) {
       "  fusebench verify --device cuda --cases 1000 --devices all --per-device 8 --json verify.json\n"
       "  fusebench verify --device cuda --cases 1000 --seed 7 --shard 2/4 --json shard2.json"
       "   (then: fusebench merge shard*.json --out verify.json)");
-  cmd->callback([opt, &run, cases, device, atol, rtol] {
+  cmd->callback([opt, &run, cases, device, atol, rtol, seed] {
     opt->cases_given = cases->count() > 0;
+    opt->seed_given = seed->count() > 0;
     opt->device_given = device->count() > 0;
     opt->atol_given = atol->count() > 0;
     opt->rtol_given = rtol->count() > 0;
