@@ -1,6 +1,7 @@
 #include "harness/equivalence.h"
 
 #include <cmath>
+#include <iomanip>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -140,6 +141,9 @@ error_stats compare_values(const at::Tensor& got_in, const at::Tensor& ref_in, d
   const at::Tensor ratio = at::where(both, finite_ratio,
                                      at::where(nan_ok.logical_or(inf_ok), at::zeros_like(d), at::full_like(d, inf)));
   s.nonfinite = ref_finite.logical_and(got_finite.logical_not()).sum().item<int64_t>();
+  s.elements = r.numel();
+  s.finite_expected = ref_finite.sum().item<int64_t>();
+  s.nan_both = nan_ok.sum().item<int64_t>();
   s.violations = (ratio > 1).sum().item<int64_t>();
   s.max_abs = d.max().item<double>();
   s.max_rel = at::where(both.logical_and(r != 0), d / r.abs(), at::zeros_like(d)).max().item<double>();
@@ -147,6 +151,7 @@ error_stats compare_values(const at::Tensor& got_in, const at::Tensor& ref_in, d
   s.worst_ratio = ratio[s.worst_index].item<double>();
   s.got_at_worst = g[s.worst_index].item<double>();
   s.ref_at_worst = r[s.worst_index].item<double>();
+  s.bound_at_worst = bound[s.worst_index].item<double>();
   int64_t rest = s.worst_index;
   s.worst_coord.assign(got_in.dim(), 0);
   for (int64_t k = got_in.dim() - 1; k >= 0; --k) {
@@ -249,6 +254,7 @@ implementation reference_implementation(const model_entry& model, device_kind de
     ref::forward_result r = model.reference(c.config, c.params, c.input);
     if (r.output.sizes() != slots.output.sizes() || r.output.scalar_type() != at::kFloat) {
       std::ostringstream os;
+      os << std::setprecision(9);  // 9 digits tell any two floats apart (6 printed equal values)
       os << "reference output is " << r.output.sizes() << " " << r.output.scalar_type() << ", expected "
          << slots.output.sizes() << " Float";
       throw shape_error(os.str());
@@ -264,11 +270,13 @@ namespace {
 /// Describes the worst element of a values violation under its rule.
 std::string describe_violation(const value_judgement& j, const check_options& opt) {
   std::ostringstream os;
+  os << std::setprecision(9);
   const error_stats& s = j.stats;
   os << s.violations << " elements outside atol " << opt.atol << " + rtol " << opt.rtol;
   if (j.rule == verdict_rule::fp64_allowance) os << " + |ref32 - ref64|";
   os << " (rule " << to_string(j.rule) << "); worst at " << coord_string(s.worst_coord) << ": got " << s.got_at_worst
      << ", " << (j.rule == verdict_rule::fp64_allowance ? "fp64 " : "fp32 ") << "reference " << s.ref_at_worst
+     << ", |error| " << std::abs(s.got_at_worst - s.ref_at_worst) << " > bound " << s.bound_at_worst
      << " (max abs " << s.max_abs << ", worst error/bound " << s.worst_ratio << ")";
   return os.str();
 }
@@ -292,6 +300,7 @@ check_result check_equivalence(const model_entry& model, const implementation& c
     const std::vector<int64_t> inferred = model.output_shape(c.first.config);
     if (out_shape != at::IntArrayRef(inferred)) {
       std::ostringstream os;
+      os << std::setprecision(9);
       os << "shape inference says " << at::IntArrayRef(inferred) << ", the reference gives " << out_shape;
       fail(mismatch::shape, os.str());
     }
@@ -319,6 +328,7 @@ check_result check_equivalence(const model_entry& model, const implementation& c
                        opt.fp64_rule);
       if (b.stats.violations > 0) {
         std::ostringstream os;
+        os << std::setprecision(9);
         os << name << " differs (rule " << to_string(b.rule) << "): got " << b.stats.got_at_worst << ", reference "
            << b.stats.ref_at_worst << " at " << coord_string(b.stats.worst_coord);
         fail(mismatch::buffers, os.str());
@@ -351,6 +361,7 @@ check_result check_equivalence(const model_entry& model, const implementation& c
         // second case's own data, reported as such.
         const bool repeated = bitwise_equal(out3.out.output, out1.out.output);
         std::ostringstream os;
+        os << std::setprecision(9);
         os << "second call (new inputs and parameters): " << v2.stats.violations << " elements off under rule "
            << to_string(v2.rule) << ", worst at " << coord_string(v2.stats.worst_coord) << ": got "
            << v2.stats.got_at_worst << ", reference " << v2.stats.ref_at_worst << " (max abs " << v2.stats.max_abs
@@ -395,6 +406,7 @@ check_result check_reference_semantics(const model_entry& model, const model_cas
     r.rule = verdict_rule::fp64_oracle;
     if (got.output.sizes() != oracle.output.sizes()) {
       std::ostringstream os;
+      os << std::setprecision(9);
       os << "the reference gives " << got.output.sizes() << ", the oracle " << oracle.output.sizes();
       fail(mismatch::shape, os.str());
     } else {
@@ -402,6 +414,7 @@ check_result check_reference_semantics(const model_entry& model, const model_cas
       r.candidate_vs_fp64 = r.vs_expected.max_abs;
       if (r.vs_expected.violations > 0) {
         std::ostringstream os;
+        os << std::setprecision(9);
         os << r.vs_expected.violations << " elements of the fp64 reference outside " << tol << " of the fp64 oracle; worst at "
            << coord_string(r.vs_expected.worst_coord) << ": reference " << r.vs_expected.got_at_worst << ", oracle "
            << r.vs_expected.ref_at_worst;
@@ -412,6 +425,7 @@ check_result check_reference_semantics(const model_entry& model, const model_cas
       const error_stats b = compare_values(got.buffers.at(name), oracle.buffers.at(name), tol, tol);
       if (b.violations > 0) {
         std::ostringstream os;
+        os << std::setprecision(9);
         os << name << ": reference " << b.got_at_worst << ", oracle " << b.ref_at_worst << " at " << coord_string(b.worst_coord);
         fail(mismatch::buffers, os.str());
       }

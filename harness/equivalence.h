@@ -35,8 +35,12 @@ struct error_stats {
   std::vector<int64_t> worst_coord;
   double got_at_worst = 0;
   double ref_at_worst = 0;
+  double bound_at_worst = 0;  ///< the tolerance bound at worst_index (atol + rtol*|ref| [+ allowance])
   int64_t violations = 0;  ///< elements outside tolerance (non-finite included)
   int64_t nonfinite = 0;   ///< NaN/Inf where the expectation is finite
+  int64_t elements = 0;    ///< elements compared [count]
+  int64_t finite_expected = 0;  ///< elements whose expectation is finite: the only ones whose values were compared
+  int64_t nan_both = 0;    ///< elements NaN in both (they match, as in torch.allclose(equal_nan=True); no value compared)
 };
 
 /// Tolerances and which checks to run.

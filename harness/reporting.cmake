@@ -46,11 +46,13 @@ if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   target_compile_options(fusebench_reporting PRIVATE -Wall -Wextra -Wpedantic)
 endif()
 
-# The `report`, `compare` and `history` subcommands, linked into the fusebench executable by main.cpp.
+# The `report`, `compare` and `history` subcommands, linked into the fusebench executable by main.cpp,
+# and the output-path checks every subcommand shares.
 add_library(fusebench_reporting_cli STATIC
   ${FUSEBENCH_REPORTING_DIR}/cli/report.cpp
   ${FUSEBENCH_REPORTING_DIR}/cli/compare.cpp
-  ${FUSEBENCH_REPORTING_DIR}/cli/history.cpp)
+  ${FUSEBENCH_REPORTING_DIR}/cli/history.cpp
+  ${FUSEBENCH_REPORTING_DIR}/cli/output_paths.cpp)
 target_link_libraries(fusebench_reporting_cli PUBLIC fusebench_reporting)
 if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   target_compile_options(fusebench_reporting_cli PRIVATE -Wall -Wextra -Wpedantic)

@@ -2,6 +2,13 @@
 
 #include <torch/csrc/jit/serialization/pickle.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "harness/format/seed_json.h"
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -50,7 +57,7 @@ std::string save_repro_bundle(const repro_bundle& b, const std::string& dir) {
               {"implementation", b.implementation},
               {"device", std::string(to_string(b.device))},
               {"config", c.first.config.canonical},
-              {"case_seed", b.recipe.seed},
+              {"case_seed", seed_to_json(b.recipe.seed)},
               {"inputs", std::string(to_string(b.recipe.inputs))},
               {"params", std::string(to_string(b.recipe.params))},
               {"atol", b.options.atol},
@@ -105,6 +112,12 @@ loaded_bundle load_repro_bundle(const std::string& config_path, const json& doc)
       throw bad(std::string("has a malformed \"") + key + "\"");
     }
   };
+  // A bundle of another version may hold other keys or mean other things by them: refused, not guessed.
+  const json& version = doc.at(bundle_marker);
+  if (!version.is_number_integer() || version.get<int64_t>() != bundle_version)
+    throw bad(fmt::format("has \"{}\": {}; this fusebench reads version {} (a bundle is replayed by the fusebench "
+                          "version that wrote it)",
+                          bundle_marker, version.dump(), bundle_version));
   loaded_bundle b;
   bundle_meta& m = b.meta;
   m.model = get("model", std::string());
@@ -112,7 +125,10 @@ loaded_bundle load_repro_bundle(const std::string& config_path, const json& doc)
   m.device = get("device", std::string());
   if (!doc.contains("config")) throw bad("has no \"config\"");
   m.config = doc.at("config");
-  m.case_seed = get("case_seed", uint64_t{});
+  if (!doc.contains("case_seed")) throw bad("has no \"case_seed\"");
+  const std::optional<uint64_t> case_seed = seed_from_json(doc.at("case_seed"));
+  if (!case_seed) throw bad("has a malformed \"case_seed\"");
+  m.case_seed = *case_seed;
   m.atol = get("atol", double{});
   m.rtol = get("rtol", double{});
   m.fp64_rule = get("fp64_rule", bool{});
@@ -152,6 +168,18 @@ tensor_map load_tensor_file(const std::string& path) {
     out[key] = item.value().toTensor().detach().to(at::kCPU).contiguous();
   }
   return out;
+}
+
+void require_only_known_tensors(const model_entry& model, const parsed_config& config, const tensor_map& tensors,
+                                const std::string& path) {
+  const tensor_map like = model.make_parameters(config, ref::param_init::pytorch_default, 0);
+  std::vector<std::string> known{"input"};
+  for (const auto& [name, t] : like) known.push_back(name);
+  for (const auto& [name, t] : tensors)
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw std::invalid_argument(fmt::format("{}: \"{}\" is not a tensor of {} (it takes \"{}\"): a misspelt key "
+                                              "would leave its parameter to the generator",
+                                              path, name, model.id, fmt::join(known, "\", \"")));
 }
 
 model_case case_from_tensors(const model_entry& model, const parsed_config& config, const tensor_map& tensors,

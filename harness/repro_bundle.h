@@ -75,4 +75,9 @@ struct loaded_bundle {
 [[nodiscard]] model_case case_from_tensors(const model_entry& model, const parsed_config& config, const tensor_map& tensors,
                                            const std::string& prefix = "");
 
+/// A user's --tensors file holds only the model's parameter names for `config` and "input": an unknown
+/// key (a misspelling, another model's tensor) is refused, std::invalid_argument naming `path` and the key.
+void require_only_known_tensors(const model_entry& model, const parsed_config& config, const tensor_map& tensors,
+                                const std::string& path);
+
 }  // namespace fb

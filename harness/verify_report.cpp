@@ -5,12 +5,14 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <ostream>
 #include <set>
 #include <type_traits>
 
 #include "harness/format/xml_text.h"
+#include "harness/format/seed_json.h"
 
 namespace fb {
 namespace {
@@ -57,6 +59,16 @@ class verify_json_reader {
       if (!v.is_number()) fail(fmt::format("field {} is {}, expected a number", where, v.dump()));
     }
     return v.get<T>();
+  }
+  /// A seed: a decimal string (written since issue 25: exact in jq and JavaScript) or, in older
+  /// files, a non-negative integer.
+  uint64_t seed(const json& object, const std::string& path, const char* key) const {
+    const json& v = field(object, path, key);
+    const std::optional<uint64_t> s = seed_from_json(v);
+    if (!s)
+      fail(fmt::format("field {}{} is {}, expected a seed (0 to 18446744073709551615 as a decimal string)",
+                       path.empty() ? "" : path + ".", key, v.dump()));
+    return *s;
   }
   /// An error or ratio field: a number, or null for +infinity (JSON has no infinity, and nlohmann
   /// writes a non-finite number as null: an error over a zero bound, atol = rtol = 0, is infinite).
@@ -107,7 +119,10 @@ verify_row verify_report::totals() const {
   return t;
 }
 
-void print_verify_table(const verify_report& report, std::ostream& out) {
+namespace {
+
+/// The Markdown table of every column (--wide): what a PR comment or a wide terminal holds.
+void print_wide_table(const verify_report& report, std::ostream& out) {
   fmt::print(out,
              "\n| model | implementation | checked against | cases | passed | incorrect | failed | not judged | "
              "by fp32 ref | by fp64 + allowance | by fp64 oracle | worst err/bound | max abs err | impl vs fp64 | "
@@ -118,16 +133,54 @@ void print_verify_table(const verify_report& report, std::ostream& out) {
                key.first, key.second, r.checked_against, r.judged() + r.not_judged, r.passed, r.incorrect, r.failed,
                r.not_judged, count(r, verdict_rule::fp32_reference), count(r, verdict_rule::fp64_allowance),
                count(r, verdict_rule::fp64_oracle), r.worst_ratio, r.max_abs, r.candidate_vs_fp64, r.reference_vs_fp64, r.max_conditioning);
+}
+
+/// The default table: aligned plain columns that fit a 120-column terminal, and a legend.
+void print_narrow_table(const verify_report& report, std::ostream& out) {
+  std::size_t model_w = 5, impl_w = 14;
+  for (const auto& [key, r] : report.rows) {
+    model_w = std::max(model_w, key.first.size());
+    impl_w = std::max(impl_w, key.second.size());
+  }
+  // Ids longer than the table can hold are cut with "~" (--wide shows them whole).
+  model_w = std::min<std::size_t>(model_w, 30);
+  impl_w = std::min<std::size_t>(impl_w, 26);
+  const auto cut = [](const std::string& s, std::size_t w) { return s.size() <= w ? s : s.substr(0, w - 1) + "~"; };
+  fmt::print(out, "\n{:<{}}  {:<{}}  {:>6}  {:>6}  {:>9}  {:>6}  {:>10}  {:>11}  {}\n", "model", model_w, "implementation",
+             impl_w, "cases", "passed", "incorrect", "errors", "not judged", "worst e/b", "max abs err");
+  for (const auto& [key, r] : report.rows)
+    fmt::print(out, "{:<{}}  {:<{}}  {:>6}  {:>6}  {:>9}  {:>6}  {:>10}  {:>11.3g}  {:.3g}\n", cut(key.first, model_w),
+               model_w, cut(key.second, impl_w), impl_w, r.judged() + r.not_judged, r.passed, r.incorrect, r.failed,
+               r.not_judged, r.worst_ratio, r.max_abs);
+  fmt::print(out,
+             "legend: a row is one implementation on the model's cases (reference: libtorch's semantics against the\n"
+             "  fp64 loop oracle); worst e/b: the largest |error| / tolerance bound (<= 1 passes); errors: exceptions;\n"
+             "  not judged: no verdict (never counted as passed); --wide: every column (rules, fp64 errors, conditioning)\n");
+}
+
+}  // namespace
+
+void print_verify_table(const verify_report& report, std::ostream& out, bool wide) {
+  if (wide) print_wide_table(report, out);
+  else print_narrow_table(report, out);
   for (const std::string& note : report.notes) fmt::print(out, "\nnote: {}", note);
   if (!report.notes.empty()) fmt::print(out, "\n");
   const verify_row t = report.totals();
+  // A case is one drawn config with its parameters and inputs; each implementation checked on it
+  // (the fused ones, and the reference's semantics) gives it one verdict.
   fmt::print(out,
-             "\nverify: {} cases: {} passed, {} failed ({} incorrect, {} errors), {} not judged; verdicts by rule: {} by "
-             "the fp32 reference, {} by fp64 with the reference's error as allowance, {} by the fp64 oracle (the "
-             "reference's semantics)\n",
-             t.judged() + t.not_judged, t.passed, t.incorrect + t.failed, t.incorrect, t.failed, t.not_judged,
-             count(t, verdict_rule::fp32_reference), count(t, verdict_rule::fp64_allowance),
+             "\nverify: {} verdicts on {} cases: {} passed, {} failed ({} incorrect, {} errors), {} not judged; verdicts "
+             "by rule: {} by the fp32 reference, {} by fp64 with the reference's error as allowance, {} by the fp64 "
+             "oracle (the reference's semantics)\n",
+             t.judged() + t.not_judged, distinct_cases(report), t.passed, t.incorrect + t.failed, t.incorrect, t.failed,
+             t.not_judged, count(t, verdict_rule::fp32_reference), count(t, verdict_rule::fp64_allowance),
              count(t, verdict_rule::fp64_oracle));
+}
+
+int64_t distinct_cases(const verify_report& report) {
+  std::set<std::pair<std::string, int>> held;
+  for (const verify_case_record& c : report.cases) held.emplace(c.model, c.index);
+  return static_cast<int64_t>(held.size());
 }
 
 int64_t held_cases(const verify_report& report) {
@@ -179,7 +232,7 @@ json verify_report_to_json(const verify_report& report) {
                      {"implementation", c.implementation},
                      {"index", c.index},
                      {"config", c.config},
-                     {"case_seed", c.case_seed},
+                     {"case_seed", seed_to_json(c.case_seed)},
                      {"inputs", c.inputs},
                      {"params", c.params},
                      {"outcome", std::string(to_string(c.result))},
@@ -197,7 +250,7 @@ json verify_report_to_json(const verify_report& report) {
           {"incomplete_reason", report.incomplete_reason},
           {"git_commit", report.git_commit},
           {"device", report.device},
-          {"seed", report.seed},
+          {"seed", seed_to_json(report.seed)},
           {"atol", report.atol},
           {"rtol", report.rtol},
           {"fp64_rule", report.fp64_rule},
@@ -231,7 +284,7 @@ verify_report verify_report_from_json(const json& doc, const std::string& source
   report.incomplete_reason = r.get<std::string>(doc, "", "incomplete_reason");
   report.git_commit = r.get<std::string>(doc, "", "git_commit");
   report.device = r.get<std::string>(doc, "", "device");
-  report.seed = r.get<uint64_t>(doc, "", "seed");
+  report.seed = r.seed(doc, "", "seed");
   report.atol = r.get<double>(doc, "", "atol");
   report.rtol = r.get<double>(doc, "", "rtol");
   report.fp64_rule = r.get<bool>(doc, "", "fp64_rule");
@@ -296,7 +349,7 @@ verify_report verify_report_from_json(const json& doc, const std::string& source
     c.implementation = r.get<std::string>(j, p, "implementation");
     c.index = r.get<int>(j, p, "index");
     c.config = r.field(j, p, "config");
-    c.case_seed = r.get<uint64_t>(j, p, "case_seed");
+    c.case_seed = r.seed(j, p, "case_seed");
     c.inputs = r.get<std::string>(j, p, "inputs");
     c.params = r.get<std::string>(j, p, "params");
     const std::string o = r.get<std::string>(j, p, "outcome");
@@ -317,6 +370,47 @@ verify_report verify_report_from_json(const json& doc, const std::string& source
   }
   return report;
 }
+
+namespace {
+
+/// Throws merge_error when `report`'s row counts are not those its cases add up to, or when a
+/// complete report holds another number of cases than its shard plans: the file was cut or edited,
+/// and a merge that trusted its totals would pass what it never ran (or hide what failed).
+void require_counts_match_cases(const std::string& name, const verify_report& report) {
+  std::map<std::pair<std::string, std::string>, verify_row> recounted;
+  std::set<std::pair<std::string, int>> held;
+  for (const verify_case_record& c : report.cases) {
+    verify_row& row = recounted[{c.model, c.implementation}];
+    switch (c.result) {
+      case outcome::passed: ++row.passed; break;
+      case outcome::incorrect: ++row.incorrect; break;
+      case outcome::failed: ++row.failed; break;
+      default: row.not_judged += 1; break;  // as verify_report::add counts it
+    }
+    held.emplace(c.model, c.index);
+  }
+  const auto counts = [](const verify_row& r) { return std::array{r.passed, r.incorrect, r.failed, r.not_judged}; };
+  std::set<std::pair<std::string, std::string>> keys;
+  for (const auto& [key, row] : report.rows) keys.insert(key);
+  for (const auto& [key, row] : recounted) keys.insert(key);
+  for (const auto& key : keys) {
+    const auto row = report.rows.find(key);
+    const auto cases = recounted.find(key);
+    const std::array<int, 4> said = row == report.rows.end() ? std::array<int, 4>{} : counts(row->second);
+    const std::array<int, 4> found = cases == recounted.end() ? std::array<int, 4>{} : counts(cases->second);
+    if (said != found)
+      throw merge_error(fmt::format(
+          "{}: the totals of {}/{} (passed, incorrect, failed, not judged: {}) are not those of its cases ({}): the "
+          "file was cut or edited; rerun that shard",
+          name, key.first, key.second, fmt::join(said, ", "), fmt::join(found, ", ")));
+  }
+  if (report.complete && static_cast<int64_t>(held.size()) != held_cases(report))
+    throw merge_error(fmt::format("{} says it is complete but holds {} of the {} cases its shard {} plans: the file "
+                                  "was cut or edited; rerun that shard",
+                                  name, held.size(), held_cases(report), to_string(report.shard)));
+}
+
+}  // namespace
 
 verify_report merge_verify_reports(const std::vector<std::pair<std::string, verify_report>>& parts,
                                    const merge_rules& rules) {
@@ -404,6 +498,7 @@ verify_report merge_verify_reports(const std::vector<std::pair<std::string, veri
     }
     for (const std::string& note : report.notes)
       if (seen_notes.insert(note).second) out.notes.push_back(note);
+    require_counts_match_cases(name, report);  // once its cases are known to be its shard's
   }
   for (const std::string& model : out.scope.models)
     for (int i = 0; i < out.scope.cases_per_model; ++i) {
@@ -414,13 +509,34 @@ verify_report merge_verify_reports(const std::vector<std::pair<std::string, veri
   return out;
 }
 
+namespace {
+
+/// `<property name="..." value="..."/>` on its own line.
+void print_property(std::ostream& out, std::string_view indent, std::string_view name, const std::string& value) {
+  fmt::print(out, "{}<property name=\"{}\" value=\"{}\"/>\n", indent, name, xml_escaped(value));
+}
+
+}  // namespace
+
 void write_junit(const verify_report& report, std::ostream& out) {
   std::map<std::string, std::vector<const verify_case_record*>> by_model;
   for (const verify_case_record& c : report.cases) by_model[c.model].push_back(&c);
   const verify_row t = report.totals();
+  const int stopped = report.complete ? 0 : 1;  // an incomplete run is one more error: CI must not read it as green
   fmt::print(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
   fmt::print(out, "<testsuites name=\"fusebench verify\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
-             t.judged() + t.not_judged, t.incorrect, t.failed, t.not_judged, t.seconds);
+             t.judged() + t.not_judged + stopped, t.incorrect, t.failed + stopped, t.not_judged, t.seconds);
+  if (!report.complete) {
+    fmt::print(out, "  <testsuite name=\"fusebench verify: incomplete\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" time=\"0\">\n");
+    fmt::print(out, "    <properties>\n");
+    print_property(out, "      ", "complete", "false");
+    print_property(out, "      ", "incomplete_reason", report.incomplete_reason);
+    fmt::print(out, "    </properties>\n");
+    fmt::print(out, "    <testcase classname=\"fusebench.verify\" name=\"run incomplete\" time=\"0\">\n");
+    fmt::print(out, "      <error message=\"INCOMPLETE: {}\">the run holds only its finished cases</error>\n",
+               xml_escaped(report.incomplete_reason));
+    fmt::print(out, "    </testcase>\n  </testsuite>\n");
+  }
   for (const auto& [model, cases] : by_model) {
     int failures = 0, errors = 0, skipped = 0;
     double seconds = 0;
@@ -432,24 +548,42 @@ void write_junit(const verify_report& report, std::ostream& out) {
     }
     fmt::print(out, "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
                xml_escaped(model), cases.size(), failures, errors, skipped, seconds);
+    // What replays the run, once per suite; a case's own seed and config on the case. Names stay
+    // short (model/impl/case N): CI systems list them, and a config's JSON made them unreadable.
+    fmt::print(out, "    <properties>\n");
+    print_property(out, "      ", "seed", std::to_string(report.seed));
+    print_property(out, "      ", "device", report.device);
+    print_property(out, "      ", "commit", report.git_commit);
+    print_property(out, "      ", "atol", fmt::format("{}", report.atol));
+    print_property(out, "      ", "rtol", fmt::format("{}", report.rtol));
+    fmt::print(out, "    </properties>\n");
     for (const verify_case_record* c : cases) {
-      fmt::print(out, "    <testcase classname=\"{}.{}\" name=\"case {} {}\" time=\"{:.3f}\"",
-                 xml_escaped(c->model), xml_escaped(c->implementation), c->index, xml_escaped(c->config.dump()), c->seconds);
+      fmt::print(out, "    <testcase classname=\"{}.{}\" name=\"{}/{}/case {}\" time=\"{:.3f}\">\n",
+                 xml_escaped(c->model), xml_escaped(c->implementation), xml_escaped(c->model),
+                 xml_escaped(c->implementation), c->index, c->seconds);
+      fmt::print(out, "      <properties>\n");
+      print_property(out, "        ", "case_seed", std::to_string(c->case_seed));
+      print_property(out, "        ", "config", c->config.dump());
+      if (!c->inputs.empty()) print_property(out, "        ", "inputs", c->inputs);
+      if (!c->params.empty()) print_property(out, "        ", "params", c->params);
+      print_property(out, "        ", "seed", std::to_string(report.seed));
+      print_property(out, "        ", "device", report.device);
+      print_property(out, "        ", "commit", report.git_commit);
+      fmt::print(out, "      </properties>\n");
       const std::string body = xml_escaped(c->message + (c->repro.empty() ? "" : "\nrepro: " + c->repro) +
                                           (c->bundle.empty() ? "" : "\nbundle: " + c->bundle));
       switch (c->result) {
-        case outcome::passed: fmt::print(out, "/>\n"); break;
+        case outcome::passed: break;
         case outcome::incorrect:
-          fmt::print(out, ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>\n",
-                     xml_escaped(c->message.substr(0, 200)), body);
+          fmt::print(out, "      <failure message=\"{}\">{}</failure>\n", xml_escaped(c->message.substr(0, 200)), body);
           break;
         case outcome::failed:
-          fmt::print(out, ">\n      <error message=\"{}\">{}</error>\n    </testcase>\n", xml_escaped(c->message.substr(0, 200)),
-                     body);
+          fmt::print(out, "      <error message=\"{}\">{}</error>\n", xml_escaped(c->message.substr(0, 200)), body);
           break;
         default:
-          fmt::print(out, ">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_escaped(c->message.substr(0, 200)));
+          fmt::print(out, "      <skipped message=\"{}\"/>\n", xml_escaped(c->message.substr(0, 200)));
       }
+      fmt::print(out, "    </testcase>\n");
     }
     fmt::print(out, "  </testsuite>\n");
   }

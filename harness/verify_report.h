@@ -79,8 +79,12 @@ struct verify_report {
   [[nodiscard]] verify_row totals() const;
 };
 
-/// The Markdown table plus the summary lines (what a person at a terminal reads).
-void print_verify_table(const verify_report& report, std::ostream& out);
+/// The table plus the summary lines (what a person at a terminal reads): aligned columns that fit 120
+/// characters with a legend, or with `wide` the Markdown table of every column.
+void print_verify_table(const verify_report& report, std::ostream& out, bool wide = false);
+/// The distinct (model, case index) pairs the report holds [count]: a case with two implementations
+/// checked on it is one case and two verdicts.
+[[nodiscard]] int64_t distinct_cases(const verify_report& report);
 /// The cases of the report's scope that its shard holds [count] (fuzz runs; other modes: its cases).
 [[nodiscard]] int64_t held_cases(const verify_report& report);
 /// The closing verdict line where the table's summary does not say it all, and the exit status of a

@@ -26,3 +26,16 @@ test "$("$fb" bench --device cpu --model nope 2>&1 | wc -l)" -eq 1 || { echo "er
 add_test(NAME cli_bench_end_to_end
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli_bench_test.sh $<TARGET_FILE:fusebench> ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli_bench_end_to_end PROPERTIES TIMEOUT 600)
+
+# Hostile inputs across the subcommands (property_tests/cli_hostile.sh, issue 25): bad numbers, seeds,
+# clashing output paths and bad output folders exit 2 with one line and leave the given files alone; a
+# rerun keeps the earlier complete results.json until it is complete itself.
+add_test(NAME cli_hostile_inputs COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli_hostile.sh $<TARGET_FILE:fusebench>)
+set_tests_properties(cli_hostile_inputs PROPERTIES TIMEOUT 600)
+
+# Issue 25, findings 5, 8, 9, 10 (property_tests/cli_results_test.sh): verify keeps its work on SIGINT and
+# SIGTERM, duplicate models run once, non-finite expectations are not judged, the readable table, bench's
+# speedup lines, 9-digit failure values, progress in a CI log, '-' for stdout, seeds as decimal strings.
+add_test(NAME cli_results_kept_and_readable
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli_results_test.sh $<TARGET_FILE:fusebench>)
+set_tests_properties(cli_results_kept_and_readable PROPERTIES TIMEOUT 600)

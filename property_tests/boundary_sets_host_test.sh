@@ -15,7 +15,7 @@ for line in "${lines[@]}"; do
   out="$("$fb" verify --device cpu --model "$model" --config "$config" --case-seed 1 2>&1)"
   rc=$?
   verdict="$(grep -E '^verify: ' <<<"$out" | tail -n 1)"
-  if ((rc == 0)) && grep -qE '^verify: [0-9]+ cases: [0-9]+ passed, 0 failed' <<<"$verdict" &&
+  if ((rc == 0)) && grep -qE '^verify: [0-9]+ verdicts on [0-9]+ cases: [0-9]+ passed, 0 failed' <<<"$verdict" &&
     ! grep -qE ', [1-9][0-9]* not judged' <<<"$verdict"; then
     echo "ok   $model $name"
   else

@@ -38,7 +38,7 @@ case_result timed_case(const std::string& impl, std::vector<double> samples, out
   c.implementation = impl;
   c.outcome = o;
   if (o != outcome::passed) c.message = "values differ";
-  c.stats = summarize_samples(std::move(samples));
+  if (!samples.empty()) c.stats = summarize_samples(std::move(samples));
   return c;
 }
 
@@ -194,6 +194,34 @@ TEST_F(compare_files, exit_codes_follow_the_verdicts) {
   const std::string out = testing::internal::GetCapturedStdout();
   EXPECT_NE(out.find("REGRESSION: 1 slower"), std::string::npos) << out;
   EXPECT_NE(out.find("no regression: 1 faster"), std::string::npos) << out;
+}
+
+TEST_F(compare_files, only_the_implementations_under_test_gate_unless_all_impls) {
+  // libtorch's ref got 15% slower (a machine or libtorch change), the fused code did not move.
+  const auto base = run_of({timed_case("ref", timings(1e-3, 0.01, 1)), timed_case("fused_cuda", timings(1e-3, 0.01, 2))});
+  const auto cur = run_of({timed_case("ref", timings(1.15e-3, 0.01, 3)), timed_case("fused_cuda", timings(1e-3, 0.01, 4))});
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(run(base, cur), 0);
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("| slower (reference: information, --all-impls gates it) |"), std::string::npos) << out;
+  cli::compare_options all;
+  all.all_impls = true;
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(run(base, cur, all), 1);
+  EXPECT_NE(testing::internal::GetCapturedStdout().find("REGRESSION: 1 slower"), std::string::npos);
+}
+
+TEST(compare, an_implementation_the_run_cannot_have_is_not_a_failure) {
+  // ref_tf32 on a CPU run: not_supported on both sides, and in a CUR only.
+  const auto c = only_case(run_of({timed_case("ref_tf32", {}, outcome::not_supported)}),
+                           run_of({timed_case("ref_tf32", {}, outcome::not_supported)}), {});
+  EXPECT_EQ(c.result, report::verdict::same);
+  EXPECT_FALSE(c.failing);
+  report::compare_settings all;
+  all.all_impls = true;
+  const auto gated = only_case(run_of({}), run_of({timed_case("fused_host", {}, outcome::not_supported)}), all);
+  EXPECT_EQ(gated.result, report::verdict::added);
+  EXPECT_FALSE(gated.failing);
 }
 
 TEST_F(compare_files, different_gpus_exit_2_unless_allowed) {

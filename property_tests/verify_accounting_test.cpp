@@ -57,8 +57,8 @@ TEST(verify_accounting, a_case_without_verdict_is_not_judged_never_passed) {
   EXPECT_EQ(totals.passed, 1);
   EXPECT_EQ(totals.not_judged, 2);
   std::ostringstream table;
-  print_verify_table(r, table);
-  EXPECT_NE(table.str().find("verify: 3 cases: 1 passed, 0 failed (0 incorrect, 0 errors), 2 not judged"),
+  print_verify_table(r, table, /*wide=*/true);
+  EXPECT_NE(table.str().find("verify: 3 verdicts on 3 cases: 1 passed, 0 failed (0 incorrect, 0 errors), 2 not judged"),
             std::string::npos)
       << table.str();
   EXPECT_NE(table.str().find("| convt2d_mul_gap | fused_host | reference (fp32/fp64) | 3 | 1 | 0 | 0 | 2 | 1 |"),
@@ -122,7 +122,7 @@ TEST(verify_accounting, json_and_junit_show_a_case_not_judged_as_skipped) {
             std::string::npos)
       << xml;
   // The case not judged is a <skipped/> testcase, never a bare (passed) one.
-  const std::size_t skipped_case = xml.find("name=\"case 1 ");
+  const std::size_t skipped_case = xml.find("/case 1\"");
   ASSERT_NE(skipped_case, std::string::npos) << xml;
   const std::size_t end = xml.find("</testcase>", skipped_case);
   const std::size_t next = xml.find("<testcase", skipped_case);
@@ -131,6 +131,78 @@ TEST(verify_accounting, json_and_junit_show_a_case_not_judged_as_skipped) {
   EXPECT_NE(xml.substr(skipped_case, end - skipped_case).find("<skipped message=\"not_run planted\"/>"),
             std::string::npos)
       << xml;
+}
+
+// Issue 25, finding 9: the default table is aligned, fits 120 columns and has a legend; its count
+// says cases (a case checked for two implementations is one case, two verdicts).
+TEST(verify_table, the_default_table_fits_120_columns_and_counts_cases_not_rows) {
+  verify_report r = empty_run(2);
+  add_case(r, 0, outcome::passed);
+  add_case(r, 1, outcome::passed);
+  check_result ok;
+  ok.result = outcome::passed;
+  ok.rule = verdict_rule::fp64_oracle;
+  for (int i = 0; i < 2; ++i)
+    r.add({"convt2d_mul_gap", "reference_semantics_of_a_long_name", i, json{{"batch_size", 1}}, 7, "uniform", "random",
+           outcome::passed, ok.rule, "", 0.0, 0.0, 0.25, "", ""},
+          ok, "fp64 oracle");
+  std::ostringstream table;
+  print_verify_table(r, table);
+  const std::string text = table.str();
+  std::istringstream lines(text);
+  int table_lines = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("verify: ", 0) == 0) continue;  // the summary sentence wraps in the terminal like prose
+    EXPECT_LE(line.size(), 120u) << line;
+    table_lines += line.find("convt2d_mul_gap") == 0;
+  }
+  EXPECT_EQ(table_lines, 2) << text;
+  EXPECT_NE(text.find("\nlegend: "), std::string::npos) << text;
+  EXPECT_EQ(text.find("| model |"), std::string::npos) << "the Markdown table is --wide's:\n" << text;
+  EXPECT_NE(text.find("verify: 4 verdicts on 2 cases: 4 passed"), std::string::npos) << text;
+  std::ostringstream wide;
+  print_verify_table(r, wide, true);
+  EXPECT_NE(wide.str().find("| model | implementation | checked against |"), std::string::npos) << wide.str();
+}
+
+// Issue 25, finding 5: an interrupted run's JUnit is valid and says it is incomplete, as an error a CI
+// system shows, so that a run stopped after its first case never reads as green.
+TEST(verify_accounting, an_incomplete_report_is_an_error_in_junit) {
+  verify_report r = empty_run(3);
+  add_case(r, 0, outcome::passed);
+  r.complete = false;
+  r.incomplete_reason = "stopped by SIGINT after 1 of 3 planned cases";
+  std::ostringstream junit;
+  write_junit(r, junit);
+  const std::string xml = junit.str();
+  EXPECT_NE(xml.find("<testsuites name=\"fusebench verify\" tests=\"2\" failures=\"0\" errors=\"1\""),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<error message=\"INCOMPLETE: stopped by SIGINT after 1 of 3 planned cases\">"), std::string::npos)
+      << xml;
+  EXPECT_EQ(verify_report_to_json(r).at("complete"), false);
+}
+
+// Issue 25, finding 10: seeds are written as decimal strings (exact in jq and JavaScript, which read
+// numbers as doubles) and read back from strings or, in older files, numbers; nothing else.
+TEST(verify_accounting, seeds_are_decimal_strings_in_json_and_numbers_still_read) {
+  verify_report r = empty_run(1);
+  r.seed = 18446744073709551615ull;
+  add_case(r, 0, outcome::passed);
+  r.cases.back().case_seed = 9007199254740993ull;  // 2^53 + 1: a double rounds it
+  json doc = verify_report_to_json(r);
+  EXPECT_EQ(doc.at("seed"), "18446744073709551615");
+  EXPECT_EQ(doc.at("cases").at(0).at("case_seed"), "9007199254740993");
+  EXPECT_EQ(verify_report_from_json(doc, "x").cases.at(0).case_seed, 9007199254740993ull);
+  doc["seed"] = 42;  // an older file
+  doc["cases"][0]["case_seed"] = 9007199254740993ull;
+  const verify_report old = verify_report_from_json(doc, "x");
+  EXPECT_EQ(old.seed, 42u);
+  EXPECT_EQ(old.cases.at(0).case_seed, 9007199254740993ull);
+  for (const json& bad : {json("-1"), json("1e3"), json(" 7"), json("18446744073709551616"), json(-1), json(1.5)}) {
+    doc["seed"] = bad;
+    EXPECT_THROW((void)verify_report_from_json(doc, "x"), std::invalid_argument) << bad.dump();
+  }
 }
 
 }  // namespace

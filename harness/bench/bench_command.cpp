@@ -2,7 +2,11 @@
 
 #include <fmt/core.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -16,11 +20,31 @@
 #include "harness/registry.h"
 #include "harness/results/gbench_json.h"
 #include "harness/results/results_merge.h"
+#include "harness/results/results_writer.h"
 
 namespace fb::bench {
 namespace {
 
 using bench_options = command_options;
+
+/// ", the earlier complete results.json kept" when `written` is a partial file beside an earlier run's.
+std::string kept_note(const std::filesystem::path& written) {
+  const std::filesystem::path final_path = written.parent_path() / "results.json";
+  return written == final_path ? std::string() : ", the earlier " + final_path.filename().string() + " kept beside it";
+}
+
+/// --out must be a folder that can be created and written; one line, exit 2, before anything runs.
+void require_out_folder(const std::string& out) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+    throw std::invalid_argument(fmt::format("--out {}: is a file, not a folder (bench writes results.json and "
+                                            "gbench.json into it)", out));
+  fs::create_directories(out, ec);
+  if (ec) throw std::invalid_argument(fmt::format("--out {}: cannot create the folder: {}", out, ec.message()));
+  if (::access(out.c_str(), W_OK | X_OK) != 0)
+    throw std::invalid_argument(fmt::format("--out {}: cannot write into the folder: {}", out, std::strerror(errno)));
+}
 
 /// The arguments of the shard process that runs `piece` of this run's plan into `out`: every option
 /// that decides the plan or how it is measured.
@@ -71,8 +95,13 @@ int run_on_devices(const bench_options& opt, const std::vector<fan_out::device_s
   rules.allow_missing = true;
   results_file merged = merge_results(parts, rules);
   merged.status.planned_cases = std::max(merged.status.planned_cases, planned_cases);
-  const fs::path results_path = fs::path(opt.out) / "results.json";
-  const fs::path gbench_path = fs::path(opt.out) / "gbench.json";
+  fs::path results_path = fs::path(opt.out) / "results.json";
+  fs::path gbench_path = fs::path(opt.out) / "gbench.json";
+  std::error_code ec;
+  if (!merged.status.complete && fs::exists(results_path, ec)) {  // an earlier run's file stays (results_writer.h)
+    results_path = partial_path(results_path);
+    gbench_path = partial_path(gbench_path);
+  }
   save_results(merged, results_path);
   save_gbench_json(merged, gbench_path);
   const bench_summary summary = summarize_results(merged, results_path, gbench_path);
@@ -85,8 +114,8 @@ int run_on_devices(const bench_options& opt, const std::vector<fan_out::device_s
   }
   if (fanned.interrupted_by != 0) {
     std::cout.flush();
-    fmt::print(stderr, "bench: interrupted after {} of {} cases; {} marked incomplete\n", merged.cases.size(),
-               merged.status.planned_cases, results_path.filename().string());
+    fmt::print(stderr, "bench: interrupted after {} of {} cases; {} marked incomplete{}\n", merged.cases.size(),
+               merged.status.planned_cases, results_path.filename().string(), kept_note(results_path));
     return 128 + fanned.interrupted_by;
   }
   if (status != exit_ok || !merged.status.complete) return exit_failure;
@@ -108,9 +137,11 @@ int run_command(const command_options& opt) {
   }
   if (device == device_kind::cuda && !cuda_available())
     throw std::invalid_argument("device = cuda: no CUDA device or a CPU-only libtorch");
-  if (opt.min_samples < 1) throw std::invalid_argument("min-samples = 0: must be >= 1");
+  if (opt.min_samples < 1 || opt.min_samples > max_min_samples)
+    throw std::invalid_argument(fmt::format("min-samples = {}: must be 1 to {}", opt.min_samples, max_min_samples));
   const double time_cap = opt.time_cap.value_or(device == device_kind::cuda ? 2.0 : 0.5);
-  if (!(time_cap > 0.0)) throw std::invalid_argument(fmt::format("time-cap = {}: must be > 0 seconds", time_cap));
+  if (!(time_cap > 0.0 && time_cap <= max_time_cap))
+    throw std::invalid_argument(fmt::format("time-cap = {}: must be above 0 and at most {} seconds", time_cap, max_time_cap));
 
   std::vector<const model_entry*> models;
   for (const std::string& id : opt.models) models.push_back(&find_model(id));
@@ -134,6 +165,7 @@ int run_command(const command_options& opt) {
       for (const model_entry& m : all_models()) models.push_back(&m);
     points = plan_sweep(models, opt.sweep, device == device_kind::cpu && !opt.no_cpu_scale);
   }
+  require_out_folder(opt.out);  // after the plan: a bad --config leaves no empty folder behind
   if (slots) {
     // The whole plan's case count, known here before any shard process starts: one that is
     // interrupted before writing its file must still count in the merged file's plan.
@@ -165,8 +197,9 @@ int run_command(const command_options& opt) {
   print_summary(summary, std::cout);
   if (summary.interrupted_by != 0) {
     std::cout.flush();
-    fmt::print(stderr, "bench: interrupted after {} of {} cases; {} marked incomplete\n", summary.results.cases.size(),
-               summary.planned, summary.results_path.filename().string());
+    fmt::print(stderr, "bench: interrupted after {} of {} cases; {} marked incomplete{}\n",
+               summary.results.cases.size(), summary.planned, summary.results_path.filename().string(),
+               kept_note(summary.results_path));
     return 128 + summary.interrupted_by;  // the shell's convention for "killed by this signal"
   }
   return summary.failing > 0 || summary.impossible > 0 ? exit_failure : exit_ok;

@@ -10,6 +10,14 @@
 
 namespace fb::bench {
 
+/// The largest --min-samples [count]: min_samples beats the time cap (a median of fewer samples would
+/// pass for a stable one), so this bound is what keeps a run's length finite (2^31 samples ran for
+/// days); 100000 keeps "a run long enough to interrupt" possible on a tiny config.
+inline constexpr std::size_t max_min_samples = 100000;
+
+/// The largest --time-cap [seconds]: a day per case.
+inline constexpr double max_time_cap = 86400.0;
+
 /// Options of `fusebench bench`. A new option that changes the plan or the measurement must also be
 /// passed on to the shard processes of --devices (shard_arguments).
 struct command_options {

@@ -60,6 +60,18 @@ std::string host_name() {
   return buffer;
 }
 
+/// The first "model name" of /proc/cpuinfo (x86; "" elsewhere or when unreadable): which CPU timed a CPU run.
+std::string cpu_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0)
+      if (const auto colon = line.find(':'); colon != std::string::npos) {
+        const auto start = line.find_first_not_of(" \t", colon + 1);
+        return start == std::string::npos ? std::string() : line.substr(start);
+      }
+  return {};
+}
+
 std::string format_seconds(double s) {
   if (!std::isfinite(s)) return "-";
   if (s < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
@@ -146,6 +158,17 @@ void record(run_context& ctx, case_result row) {
     fmt::print(ctx.log, "FAIL: {}: {}: {}\n", gbench_name(row), to_string(row.outcome), row.message);
   }
   ctx.writer.add_case(std::move(row));
+}
+
+/// "model/config/impl: fused 1.23 ms, ref 4.56 ms: 3.71x (ref_tf32 2.00 ms: 1.63x)": what a case
+/// measured, said as it finishes, so a long run shows its speedups before its table.
+std::string speedup_line(const std::string& name, double fused, const std::optional<double>& ref,
+                         const std::optional<double>& ref_tf32) {
+  std::string line = fmt::format("time: {}: fused {}", name, format_seconds(fused));
+  if (ref) line += fmt::format(", ref {}: speedup {:.2f}x", format_seconds(*ref), *ref / fused);
+  else line += ", ref not timed";
+  if (ref_tf32) line += fmt::format(" (ref_tf32 {}: {:.2f}x)", format_seconds(*ref_tf32), *ref_tf32 / fused);
+  return line;
 }
 
 /// Every row of the point with the same outcome: an invalid config, a skip, no input sets.
@@ -243,8 +266,11 @@ timing_stats time_implementation(run_context& ctx, const case_plan& plan, const 
 }
 
 /// ref and ref_tf32: not verified against themselves, only timed.
-void time_references(run_context& ctx, const case_plan& plan, const std::vector<model_case>& sets) {
+/// Returns the medians of ref and ref_tf32 (nullopt where not timed), for the per-case speedup lines.
+std::pair<std::optional<double>, std::optional<double>> time_references(run_context& ctx, const case_plan& plan,
+                                                                        const std::vector<model_case>& sets) {
   const model_entry& model = *plan.point.model;
+  std::pair<std::optional<double>, std::optional<double>> medians;
   for (const bool tf32 : {false, true}) {
     ctx.check_stop();
     case_result row = make_row(plan, tf32 ? "ref_tf32" : "ref");
@@ -272,8 +298,10 @@ void time_references(run_context& ctx, const case_plan& plan, const std::vector<
       row.outcome = outcome::failed;
       row.message = std::string("timing: ") + e.what();
     }
+    if (row.outcome == outcome::passed && row.stats) (tf32 ? medians.second : medians.first) = row.stats->median;
     record(ctx, std::move(row));
   }
+  return medians;
 }
 
 /// Verifies `impl` at the plan's exact config with fresh random parameters, under the verdict rules.
@@ -388,7 +416,7 @@ void run_point(run_context& ctx, const bench_point& point) {
     record_all(ctx, *plan, outcome::failed, std::string("making the input sets: ") + e.what());
     return;
   }
-  time_references(ctx, *plan, sets);
+  const auto [ref_median, ref_tf32_median] = time_references(ctx, *plan, sets);
   for (const implementation* impl : fused_for(*point.model, ctx.settings.device)) {
     ctx.check_stop();
     case_result row = make_row(*plan, impl->name);
@@ -397,6 +425,10 @@ void run_point(run_context& ctx, const bench_point& point) {
     if (row.outcome == outcome::passed) {
       ctx.check_stop();
       time_fused(ctx, *plan, sets, *impl, row);
+    }
+    if (row.outcome == outcome::passed && row.stats) {
+      ctx.prog.finish();
+      fmt::print(ctx.log, "{}\n", speedup_line(gbench_name(row), row.stats->median, ref_median, ref_tf32_median));
     }
     record(ctx, std::move(row));
   }
@@ -537,6 +569,7 @@ run_environment describe_environment(device_kind device, const std::string& swee
     env.cuda_runtime = info.cuda_runtime;
   }
 #endif
+  env.cpu_name = cpu_model_name();
   const build_info build = describe_build();
   env.libtorch = build.libtorch;
   env.git_commit = build.git_commit;
@@ -627,6 +660,9 @@ bench_summary run_bench(const std::vector<bench_point>& points, const bench_sett
     throw;
   }
   summary.results = writer.get_results();
+  // Beside a previous run's files until this one is complete (results_writer): say where it is.
+  summary.results_path = writer.get_path();
+  summary.gbench_path = writer.get_gbench_path();
   return summary;
 }
 

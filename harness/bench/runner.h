@@ -89,8 +89,8 @@ struct bench_settings {
 
 /// What a run did; the file itself is at results_path.
 struct bench_summary {
-  std::filesystem::path results_path;  ///< <out>/results.json
-  std::filesystem::path gbench_path;   ///< <out>/gbench.json
+  std::filesystem::path results_path;  ///< <out>/results.json (results.partial.json: incomplete beside an earlier run)
+  std::filesystem::path gbench_path;   ///< <out>/gbench.json (gbench.partial.json likewise)
   results_file results;                ///< everything written
   int timed = 0;                       ///< cases with stats [count]
   int failing = 0;                     ///< cases incorrect (fused) or failed (any, e.g. out of memory) [count]

@@ -53,12 +53,16 @@ void add_bench_command(CLI::App& app, command_action& run) {
   cmd->add_option("--device", opt->device, "cpu or cuda; default the best present")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--out", opt->out, "Folder for results.json and gbench.json")->capture_default_str();
-  cmd->add_option("--seed", opt->seed, "Seed of verification cases and input sets")->capture_default_str();
-  cmd->add_option("--time-cap", opt->time_cap, "Timing budget per case [seconds]; default 2 (cuda), 0.5 (cpu)");
+  cmd->add_option("--seed", opt->seed, "Seed of verification cases and input sets (0..2^64-1, decimal)")
+      ->check(decimal_seed())
+      ->capture_default_str();
+  cmd->add_option("--time-cap", opt->time_cap,
+                  "Timing budget per case [seconds], above 0 and at most 86400; default 2 (cuda), 0.5 (cpu)");
   cmd->add_option("--min-samples", opt->min_samples,
-                  fmt::format("Timed repetitions per case, at least (compare needs {} per side to decide at alpha "
-                              "0.01)",
-                              stats::mann_whitney_min_samples(0.01)))
+                  fmt::format("Timed repetitions per case, at least; 1 to {} (compare needs {} per side to decide at "
+                              "alpha 0.01)",
+                              bench::max_min_samples, stats::mann_whitney_min_samples(0.01)))
+      ->check(count_within(1, bench::max_min_samples))
       ->capture_default_str();
   cmd->add_flag("--no-cpu-scale", opt->no_cpu_scale, "On a CPU, time the sweep's configs at full size");
   add_fan_out_options(cmd, opt->shard, opt->devices, "the plan's configs i (in plan order)",

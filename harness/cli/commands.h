@@ -3,6 +3,7 @@
 /// the one chosen, sets `run` to its action; main() parses, then calls `run`.
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -33,6 +34,14 @@ void add_history_command(CLI::App& app, command_action& run);
   return CLI::Validator(
       [what](std::string& value) { return value.empty() ? "an empty value; give " + what : std::string(); }, "", "");
 }
+
+/// A CLI11 check for a seed: 0..2^64-1 written in decimal digits only. CLI11's own conversion
+/// saturates ("-1", "2^64" and "1e23" would all run as 2^64-1), so another seed than the one typed runs.
+[[nodiscard]] CLI::Validator decimal_seed();
+
+/// A CLI11 check for a count in [low, high] written in decimal digits ("-1" must not wrap to a huge
+/// size_t, "2147483648" must not run for days).
+[[nodiscard]] CLI::Validator count_within(std::uint64_t low, std::uint64_t high);
 
 /// The `--shard K/N` and `--devices` options of verify and bench (harness/fan_out/), one wording for
 /// both: `units` names what a shard holds ("case indices i of each model", "the plan's configs p (in

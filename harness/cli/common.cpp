@@ -1,9 +1,12 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
+#include <optional>
 
 #include "harness/cli/commands.h"
+#include "harness/format/seed_json.h"
 
 namespace fb::cli {
 namespace {
@@ -22,7 +25,30 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return d[a.size()][b.size()];
 }
 
+/// `text` as an unsigned decimal number (the seed rule of harness/format/seed_json.h).
+std::optional<std::uint64_t> parse_decimal(const std::string& text) { return parse_decimal_seed(text); }
+
 }  // namespace
+
+CLI::Validator decimal_seed() {
+  return CLI::Validator(
+      [](std::string& value) {
+        return parse_decimal(value) ? std::string()
+                                    : "'" + value + "' is not a seed: give 0 to 18446744073709551615 in decimal digits";
+      },
+      "SEED", "");
+}
+
+CLI::Validator count_within(std::uint64_t low, std::uint64_t high) {
+  return CLI::Validator(
+      [low, high](std::string& value) {
+        const std::optional<std::uint64_t> n = parse_decimal(value);
+        return n && *n >= low && *n <= high
+                   ? std::string()
+                   : fmt::format("'{}' is not a whole number from {} to {} (decimal digits)", value, low, high);
+      },
+      "COUNT", "");
+}
 
 std::string nearest_word(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best;

@@ -1,5 +1,4 @@
 /// `fusebench compare BASE CUR [--min-effect 0.05] [--alpha 0.01] [--allow-different-gpu] [--out FILE]`.
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -9,8 +8,10 @@
 #include <fmt/std.h>
 
 #include "harness/cli/commands.h"  // exit codes shared by all subcommands
+#include "harness/cli/output_paths.h"
 #include "harness/cli/reporting_commands.h"
 #include "harness/report/compare.h"
+#include "harness/results/detail/atomic_file.h"
 #include "harness/results/results.h"
 #include "harness/stats/mann_whitney.h"
 
@@ -25,6 +26,9 @@ constexpr const char* compare_examples = R"(Examples:
   fusebench compare reports/baselines/nvidia-h100-80gb-hbm3.json reports/baselines/nvidia-h200.json --allow-different-gpu
       compare across GPUs anyway (refused by default)
 
+Only the implementations under test (fused, plug-ins) are judged: a change of ref or ref_tf32 says
+more about the machine than about the code, so it is shown as information (--all-impls gates them
+too). An implementation a run cannot have (ref_tf32 on a CPU: not_supported) is not a failure.
 A case is slower when the Mann-Whitney p-value < alpha AND median(cur)/median(base) > 1 + min-effect,
 faster when p < alpha AND the ratio < 1 - min-effect, same otherwise. It is undecided when its
 sample counts cannot reach p < alpha whatever the times (at alpha 0.01: fewer than {} per side) or
@@ -39,6 +43,7 @@ incomplete run.)";
 
 int run_compare(const compare_options& options) {
   try {
+    refuse_clashing_paths({{"BASE", options.base}, {"CUR", options.cur}}, {{"--out", options.out}});
     const results_file base = load_results(options.base);
     const results_file cur = load_results(options.cur);
     report::compare_settings settings;
@@ -48,6 +53,7 @@ int run_compare(const compare_options& options) {
     settings.allow_missing = options.allow_missing;
     settings.allow_undecided = options.allow_undecided;
     settings.allow_incomplete = options.allow_incomplete;
+    settings.all_impls = options.all_impls;
     settings.base_name = fmt::format("BASE ({})", options.base.string());
     settings.cur_name = fmt::format("CUR ({})", options.cur.string());
     const report::comparison result = report::compare_results(base, cur, settings);
@@ -55,12 +61,8 @@ int run_compare(const compare_options& options) {
     std::ostringstream table;
     report::print_comparison_markdown(table, result);
     const std::string summary = report::comparison_summary(result);
-    if (!options.out.empty()) {
-      std::ofstream out(options.out, std::ios::binary | std::ios::trunc);
-      out << table.str() << "\n" << summary << "\n";
-      out.close();
-      if (!out) throw std::runtime_error(fmt::format("cannot write {}", options.out));
-    }
+    if (!options.out.empty() && options.out != "-")
+      fb::detail::write_file_atomically(options.out, table.str() + "\n" + summary + "\n");
     fmt::print("{}\n{}\n", table.str(), summary);
     return result.has_failure() ? exit_failure : exit_ok;
   } catch (const std::exception& e) {
@@ -87,7 +89,10 @@ void add_compare_command(CLI::App& app, command_action& run) {
                 "Cases with too few samples to decide are listed but do not fail (exit 1) the comparison");
   sub->add_flag("--allow-incomplete", options->allow_incomplete,
                 "Compare a run marked incomplete (interrupted or failed bench) instead of refusing it (exit 2)");
-  sub->add_option("--out", options->out, "Also write the Markdown table and summary to FILE");
+  sub->add_flag("--all-impls", options->all_impls,
+                "Gate the references (ref, ref_tf32) too; by default only the implementations under test (fused, "
+                "plug-ins) can fail the comparison, and the references' changes are shown as information");
+  sub->add_option("--out", options->out, "Also write the Markdown table and summary to FILE ('-': stdout only)");
   // The bound is computed, not typed: the help cannot drift from what compare does.
   sub->footer(fmt::format(compare_examples, stats::mann_whitney_min_samples(0.01)));
   sub->callback([options, &run]() { run = [options]() { return run_compare(*options); }; });

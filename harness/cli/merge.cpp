@@ -11,8 +11,12 @@
 #include <set>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "harness/bench/runner.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/output_paths.h"
+#include "harness/results/detail/atomic_file.h"
 #include "harness/results/gbench_json.h"
 #include "harness/results/results_merge.h"
 #include "harness/verify_report.h"
@@ -73,9 +77,16 @@ json read_json(const std::string& path) {
   }
 }
 
+/// The folder of `path` takes new files; checked before merging, without creating `path` (the merged
+/// files are written whole at the end, or not at all).
 void require_writable(const std::string& path, const char* flag) {
-  std::ofstream f(path, std::ios::app);
-  if (!f) throw std::invalid_argument(fmt::format("{} {}: cannot write the file", flag, path));
+  if (path == "-") return;  // stdout
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw std::invalid_argument(fmt::format("{} {}: is a folder, not a file", flag, path));
+  if (::access(folder.empty() ? "." : folder.c_str(), W_OK | X_OK) != 0)
+    throw std::invalid_argument(fmt::format("{} {}: cannot write the file (its folder is missing or read-only)", flag, path));
 }
 
 int merge_bench(const merge_options& opt, const std::vector<std::pair<std::string, json>>& docs,
@@ -90,13 +101,15 @@ int merge_bench(const merge_options& opt, const std::vector<std::pair<std::strin
     }
   }
   const results_file merged = merge_results(parts, rules);
-  save_results(merged, opt.out);
+  if (opt.out == "-") std::cout << results_to_json(merged).dump(2) << "\n" << std::flush;
+  else save_results(merged, opt.out);
   if (!opt.gbench.empty()) save_gbench_json(merged, opt.gbench);
   const bench::bench_summary summary = bench::summarize_results(merged, opt.out, opt.gbench);
+  std::ostream& human = opt.out == "-" ? std::cerr : std::cout;  // stdout holds the merged file alone
   fmt::print(stderr, "merge: {} shard(s) of a bench run ({}, seed {}, {}) -> {}\n", parts.size(),
              merged.environment.sweep, merged.environment.seed,
              merged.environment.gpu_name.empty() ? merged.environment.device : merged.environment.gpu_name, opt.out);
-  bench::print_summary(summary, std::cout);
+  bench::print_summary(summary, human);
   if (!merged.status.complete) return exit_failure;
   return summary.failing > 0 || summary.impossible > 0 ? exit_failure : exit_ok;
 }
@@ -107,30 +120,37 @@ int merge_verify(const merge_options& opt, const std::vector<std::pair<std::stri
   std::vector<std::pair<std::string, verify_report>> parts;
   for (const auto& [name, doc] : docs) parts.emplace_back(name, verify_report_from_json(doc, name));
   const verify_report merged = merge_verify_reports(parts, rules);
-  {
-    std::ofstream f(opt.out);
-    f << verify_report_to_json(merged).dump(2) << "\n";
-    if (!f) throw std::runtime_error("--out " + opt.out + ": cannot write the file");
-  }
+  // Whole files or none: a merge killed half-way must not leave a torn report beside the shards.
+  // "-" is stdout: the file alone goes there, the table and verdict to stderr.
+  const auto write_out = [](const std::string& path, const std::string& content) {
+    if (path == "-") std::cout << content << std::flush;
+    else fb::detail::write_file_atomically(path, content);
+  };
+  write_out(opt.out, verify_report_to_json(merged).dump(2) + "\n");
   if (!opt.junit.empty()) {
-    std::ofstream f(opt.junit);
-    write_junit(merged, f);
+    std::ostringstream junit;
+    write_junit(merged, junit);
+    write_out(opt.junit, junit.str());
   }
+  std::ostream& human = opt.out == "-" || opt.junit == "-" ? std::cerr : std::cout;
   fmt::print(stderr, "merge: {} shard(s) of a verify run ({} model(s) x {} case(s), seed {}, {}) -> {}\n",
              parts.size(), merged.scope.models.size(), merged.scope.cases_per_model, merged.seed, merged.device,
              opt.out);
-  print_verify_table(merged, std::cout);
+  print_verify_table(merged, human);
   if (merged.scope.mode == "fuzz") {  // a shard stopped by its box holds fewer cases than its part plans
     std::set<std::pair<std::string, int>> ran;
     for (const verify_case_record& c : merged.cases) ran.emplace(c.model, c.index);
-    std::cout << fmt::format("merge: {} of {} planned cases ran\n", ran.size(),
+    human << fmt::format("merge: {} of {} planned cases ran\n", ran.size(),
                              merged.scope.cases_per_model * static_cast<int64_t>(merged.scope.models.size()));
   }
-  std::cout.flush();
-  return print_verdict(merged, std::cout) == 0 ? exit_ok : exit_failure;
+  human.flush();
+  return print_verdict(merged, human) == 0 ? exit_ok : exit_failure;
 }
 
 int run_merge(const merge_options& opt) {
+  std::vector<path_role> inputs;
+  for (const std::string& arg : opt.inputs) inputs.push_back({"FILES", input_file(arg)});
+  refuse_clashing_paths(inputs, {{"--out", opt.out}, {"--gbench", opt.gbench}, {"--junit", opt.junit}});
   std::vector<std::pair<std::string, json>> docs;
   std::string kind;
   for (const std::string& arg : opt.inputs) {
@@ -170,9 +190,9 @@ void add_merge_command(CLI::App& app, command_action& run) {
   cmd->add_option("files", opt->inputs,
                   "The shards' files: bench results.json (or bench --out folders) or verify --json reports")
       ->required();
-  cmd->add_option("--out", opt->out, "The merged file")->required();
+  cmd->add_option("--out", opt->out, "The merged file ('-': stdout; the table then goes to stderr)")->required();
   cmd->add_option("--gbench", opt->gbench, "bench: also write the Google Benchmark JSON of the merged results");
-  cmd->add_option("--junit", opt->junit, "verify: also write a JUnit XML report of the merged report");
+  cmd->add_option("--junit", opt->junit, "verify: also write a JUnit XML report of the merged report ('-': stdout)");
   cmd->add_flag("--allow-missing", opt->allow_missing,
                 "Merge without some shards; the merged file is marked incomplete and names them");
   cmd->add_flag("--allow-incomplete", opt->allow_incomplete,

@@ -11,6 +11,7 @@
 #include <fmt/std.h>
 
 #include "harness/cli/commands.h"  // exit codes shared by all subcommands
+#include "harness/cli/output_paths.h"
 #include "harness/cli/reporting_commands.h"
 #include "harness/detail/remove_tree.h"
 #include "harness/printers/chart_printer.h"
@@ -34,8 +35,9 @@ of them succeeded: report.md and report.csv are replaced, charts/ is replaced as
 of an earlier render is left behind). A run marked incomplete gets a banner on report.md, an
 "INCOMPLETE RUN" title on every chart and run_complete=false on every CSV row.
 Exit status: 0 written, 2 bad usage, an invalid or unreadable results file, or a failed render
-(gnuplot failing; nothing is replaced then). Without gnuplot the chart scripts are written and a
-warning is printed.)";
+(gnuplot failing, or a --gnuplot that does not exist; nothing is replaced then), or RESULTS being
+one of the outputs (report.md, report.csv, inside charts/). Without gnuplot (the default name not
+on PATH) the chart scripts are written and a warning is printed.)";
 
 bool wants(const report_options& o, std::string_view format) {
   return std::find(o.formats.begin(), o.formats.end(), format) != o.formats.end();
@@ -116,6 +118,15 @@ std::vector<std::string> render(const report_options& options, report::report_mo
   return written;
 }
 
+/// What a render replaces in --out: report.md, report.csv and charts/ as a whole.
+std::vector<path_role> replaced_outputs(const report_options& options) {
+  std::vector<path_role> outputs;
+  if (wants(options, "md")) outputs.push_back({"--out's report.md", options.out_dir / "report.md"});
+  if (wants(options, "csv")) outputs.push_back({"--out's report.csv", options.out_dir / "report.csv"});
+  if (wants(options, "charts")) outputs.push_back({"--out's charts/", options.out_dir / "charts", true});
+  return outputs;
+}
+
 }  // namespace
 
 int run_report(const report_options& options) {
@@ -123,6 +134,12 @@ int run_report(const report_options& options) {
     for (const std::string& f : options.formats)
       if (f != "md" && f != "csv" && f != "charts")
         throw std::runtime_error(fmt::format("unknown format '{}': expected md, csv or charts", f));
+    refuse_clashing_paths({{"RESULTS", options.results}}, replaced_outputs(options));
+    // A --gnuplot the user named must exist: without it the charts would be replaced by scripts alone.
+    if (wants(options, "charts") && options.gnuplot != report_options{}.gnuplot &&
+        !printers::find_program(options.gnuplot))
+      throw std::runtime_error(fmt::format("--gnuplot {}: no such executable program; nothing was replaced",
+                                           options.gnuplot));
     const results_file results = load_results(options.results);
     report::report_model model = report::build_report_model(results);
 

@@ -33,7 +33,8 @@ struct compare_options {
   bool allow_missing = false;        ///< cases of BASE missing from CUR do not fail the comparison
   bool allow_undecided = false;      ///< cases with too few samples to decide do not fail the comparison
   bool allow_incomplete = false;     ///< compare a run marked incomplete instead of refusing it
-  std::filesystem::path out;         ///< also write the Markdown table here; empty: stdout only
+  bool all_impls = false;            ///< gate ref and ref_tf32 too (by default their changes are information)
+  std::filesystem::path out;         ///< also write the Markdown table here; empty or "-": stdout only
 };
 
 /// Renders a results file. Returns 0 on success, 2 on a bad file or bad options (one line

@@ -1,19 +1,41 @@
 /// `fusebench verify`: parses its options and calls the verify run (harness/verify/verify_run.h).
 #include "harness/cli/commands.h"
+#include "harness/cli/output_paths.h"
 #include "harness/verify/verify_run.h"
 #include "reference/common.h"
 
 #include <nlohmann/json.hpp>
 
 namespace fb::cli {
+namespace {
+
+/// What verify reads: --config and --tensors, and a repro bundle's folder as a whole (a bundle's
+/// config.json sits beside its tensors.pt, which the replay reads).
+std::vector<path_role> verify_inputs(const verify::options& opt) {
+  std::vector<path_role> inputs{{"--tensors", opt.tensors}};
+  std::error_code ec;
+  if (!opt.config.empty() && std::filesystem::is_regular_file(opt.config, ec)) {
+    const std::filesystem::path folder = std::filesystem::path(opt.config).parent_path();
+    const bool bundle = std::filesystem::exists((folder.empty() ? "." : folder) / "tensors.pt", ec);
+    inputs.push_back(bundle ? path_role{"--config's repro bundle", folder.empty() ? "." : folder, true}
+                            : path_role{"--config", opt.config});
+  }
+  return inputs;
+}
+
+}  // namespace
 
 void add_verify_command(CLI::App& app, command_action& run) {
   auto opt = std::make_shared<verify::options>();
   CLI::App* cmd = app.add_subcommand(
       "verify", "Fuzz every implementation against the libtorch reference (and the reference against an fp64 oracle)");
   cmd->add_option("--model", opt->models, "Model id(s) or KernelBench number(s); default all")->take_all();
-  CLI::Option* cases = cmd->add_option("--cases", opt->cases, "Cases per model")->capture_default_str();
-  cmd->add_option("--seed", opt->seed, "Seed: the same seed gives the same cases")->capture_default_str();
+  CLI::Option* cases = cmd->add_option("--cases", opt->cases, "Cases per model (1 to 100000000)")
+                            ->check(count_within(1, 100'000'000))
+                            ->capture_default_str();
+  CLI::Option* seed = cmd->add_option("--seed", opt->seed, "Seed: the same seed gives the same cases (0..2^64-1, decimal)")
+      ->check(decimal_seed())
+      ->capture_default_str();
   CLI::Option* device = cmd->add_option("--device", opt->device, "cpu or cuda; default the best present");
   CLI::Option* atol = cmd->add_option("--atol", opt->atol, "Absolute tolerance (finite, >= 0)")->capture_default_str();
   CLI::Option* rtol = cmd->add_option("--rtol", opt->rtol, "Relative tolerance (finite, >= 0)")->capture_default_str();
@@ -24,7 +46,8 @@ void add_verify_command(CLI::App& app, command_action& run) {
                   "With --model and --config: check every implementation on these tensors (a torch.save dict of "
                   "the module's state_dict keys plus \"input\")");
   cmd->add_option("--save-failures", opt->save_failures, "Write a repro bundle per failing case into DIR");
-  cmd->add_option("--case-seed", opt->case_seed, "With --config: the case seed (parameters and inputs)");
+  cmd->add_option("--case-seed", opt->case_seed, "With --config: the case seed (parameters and inputs)")
+      ->check(decimal_seed());
   cmd->add_option("--inputs", opt->inputs,
                   "Input distribution: uniform, normal, offset, border, sparse (with --config: of that config; "
                   "without: every fuzz case draws only this one)");
@@ -33,12 +56,16 @@ void add_verify_command(CLI::App& app, command_action& run) {
   cmd->add_flag("--strict-fp32", opt->strict_fp32,
                "Judge every case against the fp32 reference alone (no fp64 rule); with --atol 0 --rtol 0 it asks "
                "for bitwise agreement with libtorch's fp32 result. A diagnostic: the gate never uses it");
-  cmd->add_option("--json", opt->json_out, "Also write the results as JSON to FILE (per row and per case)");
-  cmd->add_option("--junit", opt->junit_out, "Also write a JUnit XML report to FILE (for CI systems)");
+  cmd->add_option("--json", opt->json_out,
+                  "Also write the results as JSON to FILE (per row and per case; '-': stdout, the table then goes "
+                  "to stderr)");
+  cmd->add_option("--junit", opt->junit_out, "Also write a JUnit XML report to FILE (for CI systems; '-': stdout)");
+  cmd->add_flag("--wide", opt->wide, "Print the table with every column (Markdown); the default fits 120 columns");
   add_fan_out_options(cmd, opt->shard, opt->devices, "the case indices i of each model", "");
   cmd->add_option("--per-device", opt->per_device,
                   "With --devices: this many shard processes on each device (one verify process leaves a GPU "
                   "mostly idle: its cases are small and its host work serial)")
+      ->check(count_within(1, 1024))
       ->capture_default_str();
   cmd->add_option("--case-size", opt->case_size,
                   "Fuzz case sizes: cuda (up to ~4M conv-output elements; cuda's default), cpu (~64K; cpu's "
@@ -66,13 +93,15 @@ void add_verify_command(CLI::App& app, command_action& run) {
       "  fusebench verify --device cuda --cases 1000 --devices all --per-device 8 --json verify.json\n"
       "  fusebench verify --device cuda --cases 1000 --seed 7 --shard 2/4 --json shard2.json"
       "   (then: fusebench merge shard*.json --out verify.json)");
-  cmd->callback([opt, &run, cases, device, atol, rtol] {
+  cmd->callback([opt, &run, cases, device, atol, rtol, seed] {
     opt->cases_given = cases->count() > 0;
+    opt->seed_given = seed->count() > 0;
     opt->device_given = device->count() > 0;
     opt->atol_given = atol->count() > 0;
     opt->rtol_given = rtol->count() > 0;
     run = [opt] {
       try {
+        refuse_clashing_paths(verify_inputs(*opt), {{"--json", opt->json_out}, {"--junit", opt->junit_out}});
         return verify::run(*opt);
       } catch (const ref::config_error& e) {
         print_error(std::string("invalid config: ") + e.what());

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -75,6 +76,17 @@ int exit_status(const fan_out_run& run) {
   return status;
 }
 
+double progress_interval_seconds() {
+  static const double interval = [] {
+    const char* v = std::getenv("FUSEBENCH_PROGRESS_INTERVAL");
+    if (v == nullptr || *v == '\0') return 30.0;
+    char* end = nullptr;
+    const double s = std::strtod(v, &end);
+    return end != nullptr && *end == '\0' && std::isfinite(s) && s >= 0 ? s : 30.0;
+  }();
+  return interval;
+}
+
 progress_line::progress_line(std::size_t processes, int total, bool tty)
     : m_done(processes, 0), m_failures(processes, 0), m_total(total), m_tty(tty),
       m_start(std::chrono::steady_clock::now()) {}
@@ -91,9 +103,12 @@ bool progress_line::consume(std::size_t process, const std::string& line) {
     failures += m_failures[i];
   }
   const int step = m_total > 0 ? all * 10 / m_total : 10;
-  if (!m_tty && step == m_printed_step) return true;
-  m_printed_step = step;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+  // Outside a terminal: a line at every tenth, and at least every progress_interval_seconds between
+  // (a tenth of a long run is hours of silence in a CI log).
+  if (!m_tty && step == m_printed_step && elapsed - m_printed_at < progress_interval_seconds()) return true;
+  m_printed_step = step;
+  m_printed_at = elapsed;
   fmt::print(stderr, "{}[{}/{}] on {} devices  elapsed {:.0f}s  eta {:.0f}s  failures {}{}", m_tty ? "\r" : "", all,
              m_total, m_done.size(), elapsed, all > 0 ? elapsed / all * (m_total - all) : 0.0, failures,
              m_tty ? "" : "\n");

@@ -61,8 +61,13 @@ using argument_maker = std::function<std::vector<std::string>(const shard_spec& 
 /// one error line per process that did not finish its piece.
 [[nodiscard]] int exit_status(const fan_out_run& run);
 
+/// Longest silence of a progress report written to a non-terminal (a CI log) [seconds]: 30, or
+/// FUSEBENCH_PROGRESS_INTERVAL when set to a number >= 0 (a CI that wants a line per finished case sets 0).
+[[nodiscard]] double progress_interval_seconds();
+
 /// The parent's progress line over every shard process, from the "[done/total] ... failures F" lines
-/// they write: live on a terminal, else a line at every tenth of the run.
+/// they write: live on a terminal, else a line at every tenth of the run and at least every
+/// progress_interval_seconds while cases finish.
 class progress_line {
  public:
   progress_line(std::size_t processes, int total, bool tty);
@@ -78,6 +83,7 @@ class progress_line {
   bool m_tty;
   std::chrono::steady_clock::time_point m_start;
   int m_printed_step = -1;
+  double m_printed_at = 0;  ///< elapsed time of the last line printed [seconds]
   bool m_open = false;
 };
 

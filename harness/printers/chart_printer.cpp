@@ -89,18 +89,7 @@ std::string file_stem(std::string_view name) {
   return out;
 }
 
-/// The executable to run: `program` itself when it contains a '/', else the first match on PATH.
-std::optional<fs::path> find_program(const std::string& program) {
-  if (program.find('/') != std::string::npos)
-    return ::access(program.c_str(), X_OK) == 0 ? std::optional<fs::path>(program) : std::nullopt;
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return std::nullopt;
-}
+
 
 /// Runs `gnuplot script` inside `dir`, so the scripts can use plain relative names.
 void run_gnuplot(const fs::path& gnuplot, const fs::path& dir, const std::string& script) {
@@ -260,6 +249,18 @@ std::optional<std::string> write_time_chart(const fs::path& dir, const report_mo
 }
 
 }  // namespace
+
+std::optional<fs::path> find_program(const std::string& program) {
+  if (program.find('/') != std::string::npos)
+    return ::access(program.c_str(), X_OK) == 0 ? std::optional<fs::path>(program) : std::nullopt;
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
 
 chart_printer::chart_printer(std::filesystem::path out_dir, std::ostream& warnings, std::string gnuplot)
     : m_out_dir(std::move(out_dir)), m_warnings(warnings), m_gnuplot(std::move(gnuplot)) {}

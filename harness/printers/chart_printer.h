@@ -4,12 +4,17 @@
 /// them; the scripts stay beside the PNGs so a chart can be restyled and redrawn by hand.
 #include <filesystem>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "harness/printers/printer.h"
 
 namespace fb::printers {
+
+/// The executable to run: `program` itself when it contains a '/' (if executable), else the first
+/// match on PATH; nothing when there is none.
+[[nodiscard]] std::optional<std::filesystem::path> find_program(const std::string& program);
 
 /// Writes `speedup.{dat,gp,png}` and `time_vs_size_<model>.{dat,gp,png}` (with the roofline floor as a
 /// dashed line) into a folder; titles start with "INCOMPLETE RUN: ..." for an incomplete run. Uses the

@@ -203,6 +203,7 @@ void print_environment(std::ostream& out, const run_environment& env) {
   const auto text = [](const std::string& s) { return s.empty() ? std::string(d::none) : d::markdown_cell(s); };
   t.add_row({"device", text(env.device)});
   t.add_row({"GPU", text(env.gpu_name)});
+  if (!env.cpu_name.empty()) t.add_row({"CPU", text(env.cpu_name)});  // files before cpu_name have none
   t.add_row({"SMs", env.sm_count > 0 ? std::to_string(env.sm_count) : std::string(d::none)});
   t.add_row({"L2", d::format_bytes(static_cast<double>(env.l2_bytes))});
   t.add_row({"driver", text(env.driver)});
@@ -235,7 +236,7 @@ void markdown_printer::do_print_report(const report_model& report) {
                "are absent were never measured. Do not use it as a baseline.\n\n",
                d::markdown_cell(note));
   fmt::print(m_out, "{} on {}, {}, commit {}.\n\n", env.device.empty() ? std::string("?") : env.device,
-             env.gpu_name.empty() ? std::string("host CPU") : env.gpu_name, env.date,
+             !env.gpu_name.empty() ? env.gpu_name : !env.cpu_name.empty() ? env.cpu_name : std::string("host CPU"), env.date,
              env.git_commit.empty() ? std::string("unknown") : env.git_commit);
   m_out << "Times are medians, with p10–p90 in parentheses in the per-model tables. A speedup is "
            "median(reference) / median(fused) with its 95% bootstrap interval in brackets; `ref` is libtorch "

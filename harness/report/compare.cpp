@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "harness/format/number_format.h"
+#include "harness/report/report_model.h"
 #include "harness/stats/mann_whitney.h"
 
 namespace fb::report {
@@ -23,6 +24,9 @@ std::optional<double> median_of(const case_result* c) {
   if (c == nullptr || c->outcome != outcome::passed || !c->stats) return std::nullopt;
   return c->stats->median;
 }
+
+/// True when the run has no such implementation to judge (ref_tf32 on a CPU): not a failure of it.
+bool lacks(const case_result& c) { return c.outcome == outcome::not_supported; }
 
 /// Verdict of a case present and passing on both sides.
 void judge_timing(case_comparison& out, const case_result& base, const case_result& cur, const compare_settings& s) {
@@ -138,8 +142,12 @@ comparison compare_results(const results_file& base, const results_file& cur, co
       out.result = verdict::missing;
       out.note = "not in CUR";
     } else if (b == nullptr) {
-      out.result = c->outcome == outcome::passed ? verdict::added : verdict::fail;
+      out.result = c->outcome == outcome::passed || lacks(*c) ? verdict::added : verdict::fail;
       out.note = c->outcome == outcome::passed ? "not in BASE" : fmt::format("{} (not in BASE)", to_string(c->outcome));
+    } else if (lacks(*c) && b->outcome != outcome::passed) {
+      // The run has no such implementation (ref_tf32 on a CPU): nothing was judged, nothing failed.
+      out.result = verdict::same;
+      out.note = fmt::format("{} in BASE, {} in CUR", to_string(b->outcome), to_string(c->outcome));
     } else if (c->outcome != outcome::passed) {
       out.result = verdict::fail;
       out.regression = b->outcome == outcome::passed;  // passed before, fails now
@@ -151,8 +159,10 @@ comparison compare_results(const results_file& base, const results_file& cur, co
     } else {
       judge_timing(out, *b, *c, settings);
     }
-    out.failing = out.regression || (out.result == verdict::missing && !settings.allow_missing) ||
-                  (out.result == verdict::undecided && !settings.allow_undecided);
+    out.gated = settings.all_impls || is_fused_implementation(out.implementation);
+    if (!out.gated) out.regression = false;  // a reference's change is information about the machine, not the code
+    out.failing = out.gated && (out.regression || (out.result == verdict::missing && !settings.allow_missing) ||
+                                (out.result == verdict::undecided && !settings.allow_undecided));
     result.cases.push_back(std::move(out));
   }
   return result;
@@ -170,6 +180,7 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
     std::string shown(to_string(cc.result));
     if (cc.failing) shown = fmt::format("**{}**", shown);  // what fails the gate stands out in a PR comment
     if (!cc.note.empty()) shown += fmt::format(" ({})", d::markdown_cell(cc.note));
+    if (!cc.gated) shown += " (reference: information, --all-impls gates it)";
     fmt::print(out, "| {} | {} | {} | {} | {} | {} |\n", d::markdown_cell(cc.get_name()), base, cur, ratio, p, shown);
   }
 }

@@ -20,6 +20,7 @@ struct compare_settings {
   bool allow_missing = false;        ///< cases of BASE missing from CUR are informational, not a failure
   bool allow_undecided = false;      ///< cases with too few samples to decide are informational, not a failure
   bool allow_incomplete = false;     ///< compare a run marked incomplete (interrupted, failed) instead of refusing it
+  bool all_impls = false;            ///< gate the references (ref, ref_tf32) too; by default their changes are information
   std::string base_name = "BASE";    ///< how messages name the baseline, e.g. "BASE (base.json)"
   std::string cur_name = "CUR";      ///< how messages name the current run
 };
@@ -50,6 +51,7 @@ struct case_comparison {
   std::optional<double> p_value;      ///< two-sided Mann-Whitney p-value; nullopt without samples on both sides
   verdict result = verdict::same;     ///< the verdict
   bool regression = false;            ///< slower, or passed in BASE and not in CUR
+  bool gated = true;                  ///< an implementation under test (fused, plug-ins), or --all-impls: it can fail
   bool failing = false;               ///< fails the comparison (exit 1): a regression, or missing/undecided unless allowed
   std::string note;                   ///< why, for missing/undecided/fail/same-without-test; empty otherwise
   /// "model/config_label/implementation".
@@ -60,7 +62,7 @@ struct case_comparison {
 struct comparison {
   std::vector<case_comparison> cases;  ///< one per distinct key
   compare_settings settings;           ///< thresholds used
-  /// True when any case is a regression (slower, or newly failing).
+  /// True when any gated case is a regression (slower, or newly failing).
   [[nodiscard]] bool has_regression() const;
   /// True when any case fails the comparison: a regression, or a missing or undecided case that the
   /// settings do not allow (exit status 1).

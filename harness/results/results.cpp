@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "harness/format/seed_json.h"
 #include "harness/results/detail/atomic_file.h"
 #include "harness/shard.h"
 #include "harness/stats/summary.h"
@@ -26,6 +27,7 @@ json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr
 json to_json(const run_environment& env) {
   return json{{"device", env.device},
               {"gpu_name", env.gpu_name},
+              {"cpu_name", env.cpu_name},
               {"sm_count", env.sm_count},
               {"l2_bytes", env.l2_bytes},
               {"driver", env.driver},
@@ -39,7 +41,7 @@ json to_json(const run_environment& env) {
               {"measured_fp32_peak", number_or_null(env.measured_fp32_peak)},
               {"measured_fp64_mma_peak", number_or_null(env.measured_fp64_mma_peak)},
               {"sweep", env.sweep},
-              {"seed", env.seed},
+              {"seed", seed_to_json(env.seed)},
               {"atol", number_or_null(env.atol)},
               {"rtol", number_or_null(env.rtol)},
               {"shard", env.shard},
@@ -154,6 +156,14 @@ class field_reader {
     return v.get<std::uint64_t>();
   }
 
+  /// A seed: a decimal string (exact in jq and JavaScript), or a non-negative integer (older files).
+  [[nodiscard]] std::uint64_t get_seed(const json& object, std::string_view parent, const char* key) const {
+    const json& v = require(object, parent, key);
+    const std::optional<std::uint64_t> s = seed_from_json(v);
+    if (!s) mistyped(join(parent, key), v, "a seed (0 to 18446744073709551615 as a decimal string)");
+    return *s;
+  }
+
   [[nodiscard]] bool get_bool(const json& object, std::string_view parent, const char* key) const {
     const json& v = require(object, parent, key);
     if (!v.is_boolean()) mistyped(join(parent, key), v, "a boolean");
@@ -175,6 +185,7 @@ run_environment environment_from_json(const field_reader& r, const json& j, cons
   run_environment env;
   env.device = r.get_string(j, p, "device");
   env.gpu_name = r.get_string(j, p, "gpu_name");
+  if (j.contains("cpu_name")) env.cpu_name = r.get_string(j, p, "cpu_name");  // optional: newer than the schema
   env.sm_count = r.get_int(j, p, "sm_count");
   env.l2_bytes = r.get_integer(j, p, "l2_bytes");
   env.driver = r.get_string(j, p, "driver");
@@ -189,7 +200,7 @@ run_environment environment_from_json(const field_reader& r, const json& j, cons
   // Optional: files written before the fp64 MMA peak was measured.
   if (j.contains("measured_fp64_mma_peak")) env.measured_fp64_mma_peak = r.get_number(j, p, "measured_fp64_mma_peak");
   env.sweep = r.get_string(j, p, "sweep");
-  env.seed = r.get_unsigned(j, p, "seed");
+  env.seed = r.get_seed(j, p, "seed");
   if (version >= 2) {
     env.atol = r.get_number(j, p, "atol");
     env.rtol = r.get_number(j, p, "rtol");

@@ -33,6 +33,7 @@ inline constexpr int oldest_results_schema_version = 1;
 struct run_environment {
   std::string device;               ///< "cuda" or "cpu"
   std::string gpu_name;             ///< e.g. "NVIDIA H200"; empty on CPU runs
+  std::string cpu_name;             ///< the host CPU's model name (/proc/cpuinfo); empty when unknown or in older files
   int sm_count = 0;                 ///< streaming multiprocessors [count]
   std::int64_t l2_bytes = 0;        ///< L2 cache size [bytes]
   std::string driver;               ///< driver version, e.g. "580.65.06 (CUDA 13.0)"

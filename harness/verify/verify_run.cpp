@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 #include "harness/fan_out/fan_out.h"
 #include "harness/process/build_info.h"
 #include "harness/process/interrupt.h"
+#include "harness/results/detail/atomic_file.h"
 #include "harness/registry.h"
 #include "harness/repro_bundle.h"
 #include "harness/verify_plan.h"
@@ -66,10 +69,32 @@ void require_writable_folder(const std::string& dir) {
   fs::remove(probe, ec);
 }
 
-/// An output file opens for writing now, so a bad path fails before the run, not after it.
+/// An output file's folder takes files now, so a bad path fails before the run, not after it. The
+/// probe is the temporary file the final write goes through (PATH.tmp, renamed over PATH when the
+/// report is complete): the output itself is not touched, so an interrupted or failed run never
+/// leaves an empty --json or --junit behind, nor truncates an earlier one. "-" is stdout.
 void require_writable_file(const std::string& path, const char* flag) {
-  std::ofstream f(path, std::ios::app);
-  if (!f) throw std::invalid_argument(std::string(flag) + " " + path + ": cannot write the file");
+  if (path == "-") return;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw std::invalid_argument(std::string(flag) + " " + path + ": is a directory, not a file");
+  const std::string probe = path + ".tmp";
+  const bool existed = std::filesystem::exists(probe, ec);
+  {
+    std::ofstream f(probe, std::ios::app);
+    if (!f) throw std::invalid_argument(std::string(flag) + " " + path + ": cannot write the file");
+  }
+  if (!existed) std::filesystem::remove(probe, ec);
+}
+
+/// Writes `content` to `path` whole (a temporary file in its folder, renamed into place), or to
+/// stdout for "-".
+void write_output(const std::string& path, const std::string& content) {
+  if (path == "-") {
+    std::cout << content << std::flush;
+    return;
+  }
+  fb::detail::write_file_atomically(path, content);
 }
 
 /// The command that replays a case exactly (config, seed, distribution, regime, device, tolerances).
@@ -86,11 +111,26 @@ struct verify_run {
   check_options checks;
   verify_report report;
   bool tty = false;
-  int stopped_by = 0;  ///< the signal that stopped the fuzz loop after a case (0: it ran to the end)
+  int stopped_by = 0;  ///< the signal that stopped the run after a case (0: it ran to the end)
+
+  /// True once SIGINT or SIGTERM was recorded: the report is marked incomplete, saying how far the
+  /// run got (`done` of `total` planned cases), and the caller stops before its next case.
+  bool stop_requested(int done, int total) {
+    const int signal = stop_signal();
+    if (signal == 0) return false;
+    if (stopped_by == 0) {
+      report.complete = false;
+      report.incomplete_reason =
+          fmt::format("stopped by {} after {} of {} planned cases", signal_name(signal), done, total);
+      stopped_by = signal;
+    }
+    return true;
+  }
 
   /// Records one verdict; prints a failure with its repro line and saves a bundle when asked.
   void record(const model_entry& model, const std::string& implementation, const std::string& against, int index,
               const gen::case_recipe& recipe, const judged_case* judged, check_result r, double seconds) {
+    note_non_finite(model, implementation, index, r);
     verify_case_record rec{model.id,
                            implementation,
                            index,
@@ -124,6 +164,29 @@ struct verify_run {
     pending.push_back({std::move(rec), std::move(r), against, std::move(line)});
     if (!buffering) commit_pending();
   }
+
+  /// Non-finite expectations (non-finite inputs or parameters, e.g. a --tensors file of inf): NaN
+  /// matching NaN is allclose's rule, but it compares no value. A case whose expectation holds no
+  /// finite element at all verified nothing about the arithmetic: it is not judged (never passed), and
+  /// says why. A case with some such elements passes on the rest, with a note of how many were not compared.
+  void note_non_finite(const model_entry& model, const std::string& implementation, int index, check_result& r) {
+    const error_stats& s = r.vs_expected;
+    if (r.result != outcome::passed || s.elements == 0) return;
+    if (s.finite_expected == 0) {
+      r.result = outcome::not_run;
+      r.rule = verdict_rule::none;
+      r.message = fmt::format("not judged: the expected output holds no finite value ({} elements NaN/Inf: non-finite "
+                              "inputs or parameters?), so no value was compared; {} of them are NaN on both sides",
+                              s.elements, s.nan_both);
+      return;
+    }
+    if (s.nan_both > 0 && non_finite_notes++ < 5)
+      report.notes.push_back(fmt::format(
+          "{} {} case {}: {} of {} output elements are NaN in both the expectation and the output: they match "
+          "(torch.allclose's equal_nan) but their values were not compared",
+          model.id, implementation, index, s.nan_both, s.elements));
+  }
+  int non_finite_notes = 0;
 
   // Verdicts pass through `pending`. A process that shares its GPU with other shard processes
   // (--per-device) holds a case's verdicts there until the case is done: a case that ran out of GPU
@@ -234,18 +297,10 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
   const auto start = std::chrono::steady_clock::now();
   const int total = static_cast<int>(shard.size_of(opt.cases)) * static_cast<int>(models.size());
   int done = 0;
-  // SIGTERM (a time box's `timeout`) or Ctrl-C: finish the current case, keep every finished one,
-  // and mark the report incomplete (its JSON is still written) instead of dying with nothing kept.
-  const interrupt_guard stop_after_case;
-  const auto stopped = [&] {
-    const int signal = stop_signal();
-    if (signal == 0) return false;
-    run.report.complete = false;
-    run.report.incomplete_reason =
-        fmt::format("stopped by {} after {} of {} planned cases", signal_name(signal), done, total);
-    run.stopped_by = signal;
-    return true;
-  };
+  double last_progress = 0;  // elapsed time of the last progress line [seconds]
+  // SIGTERM (a time box's `timeout`) or Ctrl-C (recorded by run()'s interrupt_guard): finish the
+  // current case, keep every finished one, and mark the report incomplete (its JSON is still written).
+  const auto stopped = [&] { return run.stop_requested(done, total); };
   for (const model_entry* model : models) {
     if (stopped()) break;
     const std::vector<verify_target> targets = verify_targets(*model, run.device);
@@ -298,9 +353,13 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
       ++done;
       const double elapsed = seconds_since(start);
       const int failures = run.report.totals().incorrect + run.report.totals().failed;
-      if (run.tty || done == total || done % std::max(1, total / 10) == 0)
+      // Outside a terminal: every tenth, and at least every 30 s (a tenth of a long run is hours).
+      if (run.tty || done == total || done % std::max(1, total / 10) == 0 ||
+          elapsed - last_progress >= fan_out::progress_interval_seconds()) {
+        last_progress = elapsed;
         fmt::print(stderr, "{}[{}/{}] {} case {}  elapsed {:.0f}s  eta {:.0f}s  failures {}{}", run.tty ? "\r" : "", done,
                    total, model->id, i, elapsed, elapsed / done * (total - done), failures, run.tty ? "" : "\n");
+      }
     }
     if (!opt.inputs.empty() || !opt.params.empty())
       run.report.notes.push_back(fmt::format("{}: only {} inputs and {} parameters were drawn (--inputs/--params)",
@@ -312,7 +371,7 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
 
 /// One given config (--config), with `cases` seeds, or exactly the --case-seed; or a user's tensors.
 void run_config(verify_run& run, const model_entry& model, const parsed_config& config,
-                const std::optional<tensor_map>& user_tensors) {
+                const std::optional<tensor_map>& user_tensors, int done_before, int planned) {
   const verify_options& opt = run.opt;
   const std::vector<verify_target> targets = verify_targets(model, run.device);
   const bool affordable = oracle_affordable(model, config);
@@ -326,6 +385,7 @@ void run_config(verify_run& run, const model_entry& model, const parsed_config& 
     run.report.notes.push_back(fmt::format("{}: no fused implementation on {}", model.id, to_string(run.device)));
   const int n = opt.case_seed || user_tensors ? 1 : opt.cases;
   for (int i = 0; i < n; ++i) {
+    if (run.stop_requested(done_before + i, planned)) return;
     gen::case_recipe recipe;
     recipe.config = config.canonical;
     recipe.seed = opt.case_seed.value_or(opt.seed + static_cast<uint64_t>(i));
@@ -396,7 +456,13 @@ std::vector<const model_entry*> selected_models(const verify_options& opt, const
     if (given) throw std::invalid_argument("--config needs --model (which model the config is for)");
     for (const model_entry& m : all_models()) models.push_back(&m);
   } else {
-    for (const std::string& id : opt.models) models.push_back(&find_model(id));
+    // A model named twice (by id and by KernelBench number, or twice the same) runs once: the same
+    // cases twice would double its counts and repeat its JUnit names.
+    for (const std::string& id : opt.models) {
+      const model_entry* m = &find_model(id);
+      if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
+      else fmt::print(stderr, "verify: --model {} names {} again; it runs once\n", id, m->id);
+    }
   }
   return models;
 }
@@ -472,10 +538,43 @@ std::optional<int> run_on_devices(verify_run& run, const std::vector<fan_out::de
       [&](std::size_t i, const std::string& line) { return progress.consume(i, line); });
   progress.finish();
   if (fanned.interrupted_by != 0) {
+    // Each shard process stopped after its current case and wrote its report marked incomplete:
+    // their finished cases are merged, printed and written like a whole run's, marked incomplete.
+    std::vector<std::pair<std::string, verify_report>> parts;
+    for (std::size_t i = 0; i < fanned.processes.size(); ++i) {
+      std::ifstream in(fanned.outputs[i] + ".json");
+      if (!in) continue;  // stopped before it could write: its cases are not kept
+      try {
+        parts.emplace_back(fmt::format("{} (shard {})", fanned.processes[i].slot.label,
+                                       to_string(fanned.processes[i].shard)),
+                           verify_report_from_json(json::parse(in), fanned.outputs[i] + ".json"));
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "verify: {}: its report is not kept ({})\n", fanned.processes[i].slot.label, one_line(e));
+      }
+    }
     fb::detail::remove_tree(fanned.scratch);
-    fmt::print(stderr, "verify: interrupted by {}; the shard processes stopped, nothing was written\n",
-               signal_name(fanned.interrupted_by));
-    return 128 + fanned.interrupted_by;  // the shell's convention for "killed by this signal"
+    int done = 0;
+    if (!parts.empty()) {
+      merge_rules rules;
+      rules.target = run.report.shard;
+      rules.allow_missing = rules.allow_incomplete = true;
+      try {
+        verify_report merged = merge_verify_reports(parts, rules);
+        std::set<std::pair<std::string, int>> held;
+        for (const verify_case_record& c : merged.cases) held.emplace(c.model, c.index);
+        done = static_cast<int>(held.size());
+        run.report = std::move(merged);
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "verify: the shard processes' reports do not merge ({}); none is kept\n", one_line(e));
+      }
+    }
+    run.report.complete = false;
+    run.report.incomplete_reason =
+        fmt::format("stopped by {} after {} of {} planned cases", signal_name(fanned.interrupted_by), done, total);
+    run.stopped_by = fanned.interrupted_by;
+    fmt::print(stderr, "verify: interrupted by {}; the shard processes stopped, their {} finished cases are kept\n",
+               signal_name(fanned.interrupted_by), done);
+    return std::nullopt;
   }
   if (const int status = fan_out::exit_status(fanned); status != exit_ok) {
     fmt::print(stderr, "verify: the shard processes' reports so far are in {}\n", fanned.scratch);
@@ -504,7 +603,19 @@ int run(const options& opt) {
   std::optional<json> given;
   if (!opt.config.empty()) given = read_config_argument(opt.config);
   std::optional<loaded_bundle> bundle;  // config.json read once above, parsed once here
-  if (given && is_repro_bundle(*given)) bundle = load_repro_bundle(opt.config, *given);
+  if (given && is_repro_bundle(*given)) {
+    // A bundle replays its own case: the flags that pick cases would be ignored, so they are refused.
+    const std::pair<bool, const char*> ignored[] = {
+        {!opt.models.empty(), "--model"},   {opt.case_seed.has_value(), "--case-seed"}, {opt.cases_given, "--cases"},
+        {opt.seed_given, "--seed"},         {!opt.inputs.empty(), "--inputs"},          {!opt.params.empty(), "--params"},
+        {!opt.tensors.empty(), "--tensors"}};
+    for (const auto& [given_flag, flag] : ignored)
+      if (given_flag)
+        throw std::invalid_argument(fmt::format(
+            "{} with a repro bundle ({}): a bundle replays its own model, case seed and tensors; drop {}", flag,
+            opt.config, flag));
+    bundle = load_repro_bundle(opt.config, *given);
+  }
   // A bundle replays on its own device and tolerances unless the command line names others.
   device_kind device = opt.device.empty() ? best_device() : device_from_string(opt.device);
   check_options checks{opt.atol, opt.rtol, true, true, !opt.strict_fp32};
@@ -527,6 +638,10 @@ int run(const options& opt) {
   if (!opt.json_out.empty()) require_writable_file(opt.json_out, "--json");
   if (!opt.junit_out.empty()) require_writable_file(opt.junit_out, "--junit");
 
+  // From here on SIGINT (Ctrl-C) and SIGTERM (a time box) stop the run after its current case: the
+  // finished cases are kept, the table printed, --json and --junit written and marked incomplete,
+  // and the exit status is 128 + the signal (130, 143), as bench does.
+  const interrupt_guard stop_after_case;
   verify_run run{opt, device, checks, {}, isatty(fileno(stderr)) != 0};
   run.report.device = device_name(device);
   run.report.git_commit = describe_build().git_commit;
@@ -559,11 +674,15 @@ int run(const options& opt) {
       if (models.size() != 1) throw std::invalid_argument("--tensors needs exactly one --model");
       user_tensors = load_tensor_file(opt.tensors);
       (void)case_from_tensors(*models.front(), configs.front(), *user_tensors);  // fit, or exit 2
+      require_only_known_tensors(*models.front(), configs.front(), *user_tensors, opt.tensors);
     }
     for (const model_entry* m : models) run.report.scope.models.push_back(m->id);
     fmt::print(stderr, "verify: {} model(s), one config, {} case(s) on {} (atol {}, rtol {})\n", models.size(),
                opt.case_seed || user_tensors ? 1 : opt.cases, run.report.device, checks.atol, checks.rtol);
-    for (std::size_t k = 0; k < models.size(); ++k) run_config(run, *models[k], configs[k], user_tensors);
+    const int per_model = opt.case_seed || user_tensors ? 1 : opt.cases;
+    const int planned = per_model * static_cast<int>(models.size());
+    for (std::size_t k = 0; k < models.size() && run.stopped_by == 0; ++k)
+      run_config(run, *models[k], configs[k], user_tensors, per_model * static_cast<int>(k), planned);
   } else {
     const std::vector<const model_entry*> models = selected_models(opt, given);
     for (const model_entry* m : models) run.report.scope.models.push_back(m->id);
@@ -580,17 +699,25 @@ int run(const options& opt) {
     }
   }
 
-  print_verify_table(run.report, std::cout);
-  if (!opt.json_out.empty()) {
-    std::ofstream f(opt.json_out);
-    f << verify_report_to_json(run.report).dump(2) << "\n";
+  // A signal after the last case (or during a one-case replay) still stops the run short of nothing:
+  // what finished is complete, but the caller asked to stop, so say so and exit as it asked.
+  if (run.stopped_by == 0 && stop_signal() != 0) {
+    run.stopped_by = stop_signal();
+    fmt::print(stderr, "verify: {} arrived after the last case; every planned case finished\n",
+               signal_name(run.stopped_by));
   }
+  // The table and verdict go to stdout, unless an output is "-" (stdout): then to stderr, so that
+  // stdout holds the JSON or the XML alone.
+  std::ostream& human = opt.json_out == "-" || opt.junit_out == "-" ? std::cerr : std::cout;
+  print_verify_table(run.report, human, opt.wide);
+  if (!opt.json_out.empty()) write_output(opt.json_out, verify_report_to_json(run.report).dump(2) + "\n");
   if (!opt.junit_out.empty()) {
-    std::ofstream f(opt.junit_out);
-    write_junit(run.report, f);
+    std::ostringstream xml;
+    write_junit(run.report, xml);
+    write_output(opt.junit_out, xml.str());
   }
-  std::cout.flush();
-  const int verdict = print_verdict(run.report, std::cout);
+  human.flush();
+  const int verdict = print_verdict(run.report, human);
   if (run.stopped_by != 0) return 128 + run.stopped_by;  // stopped, its finished cases kept (shell convention)
   return verdict == 0 ? exit_ok : exit_failure;
 }

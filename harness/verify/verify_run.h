@@ -35,7 +35,8 @@ struct options {
   int per_device = 1;   ///< --per-device: shard processes per device of --devices
   std::string case_size;  ///< --case-size: "" the device's own fuzz sizes, else cpu or oracle
   bool strict_fp32 = false;
-  bool cases_given = false, atol_given = false, rtol_given = false, device_given = false;
+  bool wide = false;    ///< --wide: the table with every column (the default fits 120 columns)
+  bool cases_given = false, atol_given = false, rtol_given = false, device_given = false, seed_given = false;
 };
 
 /// Runs verify as `opt` says and returns its exit status (harness/exit_status.h): exit_ok when every
