@@ -6,8 +6,10 @@
 
 namespace fb {
 
-const std::vector<model_entry>& all_models() {
-  static const std::vector<model_entry> models = {
+namespace {
+
+std::vector<model_entry>& registered_models() {
+  static std::vector<model_entry> models = {
       models::convt3d_bn_sub(),         // KernelBench #15
       models::convt3d_ln_gelu_scale(),  // KernelBench #34
       models::convt2d_gap_bias_lse(),   // KernelBench #42
@@ -17,6 +19,10 @@ const std::vector<model_entry>& all_models() {
   return models;
 }
 
+}  // namespace
+
+const std::vector<model_entry>& all_models() { return registered_models(); }
+
 const model_entry& find_model(const std::string& id) {
   std::string known;
   for (const model_entry& m : all_models()) {
@@ -24,6 +30,15 @@ const model_entry& find_model(const std::string& id) {
     known += (known.empty() ? "" : ", ") + m.id + " (" + std::to_string(m.kernelbench_id) + ")";
   }
   throw std::invalid_argument("model = " + id + ": unknown model (known: " + known + ")");
+}
+
+void add_implementation(const std::string& id, implementation impl) {
+  model_entry& model = const_cast<model_entry&>(find_model(id));  // registered_models() holds it
+  for (const implementation& other : model.fused)
+    if (other.name == impl.name && other.device == impl.device)
+      throw std::invalid_argument("implementation " + impl.name + ": " + model.id + " already has one of that name on " +
+                                  std::string(to_string(impl.device)));
+  model.fused.push_back(std::move(impl));
 }
 
 }  // namespace fb

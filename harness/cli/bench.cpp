@@ -61,6 +61,7 @@ void add_bench_command(CLI::App& app, command_action& run) {
                               stats::mann_whitney_min_samples(0.01)))
       ->capture_default_str();
   cmd->add_flag("--no-cpu-scale", opt->no_cpu_scale, "On a CPU, time the sweep's configs at full size");
+  add_plugin_options(cmd, opt->plugins, opt->isolate);
   add_fan_out_options(cmd, opt->shard, opt->devices, "the plan's configs i (in plan order)",
                       "their timings disturb each other");
   cmd->footer(bench_examples);

@@ -35,6 +35,13 @@ void add_verify_command(CLI::App& app, command_action& run) {
                "for bitwise agreement with libtorch's fp32 result. A diagnostic: the gate never uses it");
   cmd->add_option("--json", opt->json_out, "Also write the results as JSON to FILE (per row and per case)");
   cmd->add_option("--junit", opt->junit_out, "Also write a JUnit XML report to FILE (for CI systems)");
+  add_plugin_options(cmd, opt->plugins, opt->isolate);
+  cmd->add_option("--only", opt->only,
+                  "Check this implementation alone (e.g. plugin:mine or fused_host), not the reference's semantics");
+  cmd->add_option("--from-case", opt->from_case, "Skip the fuzz case indices below this one (isolated children)")
+      ->group("");
+  cmd->add_option("--case-stream", opt->case_stream, "Append every verdict to FILE as a JSON line (isolated children)")
+      ->group("");
   add_fan_out_options(cmd, opt->shard, opt->devices, "the case indices i of each model", "");
   cmd->add_option("--per-device", opt->per_device,
                   "With --devices: this many shard processes on each device (one verify process leaves a GPU "
@@ -65,7 +72,8 @@ void add_verify_command(CLI::App& app, command_action& run) {
       "  fusebench verify --device cuda --cases 1000 --devices all --json verify.json\n"
       "  fusebench verify --device cuda --cases 1000 --devices all --per-device 8 --json verify.json\n"
       "  fusebench verify --device cuda --cases 1000 --seed 7 --shard 2/4 --json shard2.json"
-      "   (then: fusebench merge shard*.json --out verify.json)");
+      "   (then: fusebench merge shard*.json --out verify.json)\n"
+      "  fusebench verify --model 44 --plugin ./libmy_kernel.so --cases 100   (your own kernel: README \"Judge your own kernel\")");
   cmd->callback([opt, &run, cases, device, atol, rtol] {
     opt->cases_given = cases->count() > 0;
     opt->device_given = device->count() > 0;

@@ -35,6 +35,11 @@ struct options {
   int per_device = 1;   ///< --per-device: shard processes per device of --devices
   std::string case_size;  ///< --case-size: "" the device's own fuzz sizes, else cpu or oracle
   bool strict_fp32 = false;
+  std::vector<std::string> plugins;  ///< --plugin: outside implementations (harness/plugin/plugin_loader.h)
+  bool isolate = true;               ///< --isolate: plug-in cases in a child process (only with plug-ins)
+  std::string only;                  ///< --only: check this implementation alone (no reference check)
+  int from_case = 0;                 ///< --from-case: fuzz case indices below this are skipped (isolation)
+  std::string case_stream;           ///< --case-stream: append each verdict to FILE as a JSON line (isolation)
   bool cases_given = false, atol_given = false, rtol_given = false, device_given = false;
 };
 
