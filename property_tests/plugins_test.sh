@@ -4,10 +4,10 @@
 # wrong one, one writing past its output and one crashing fail with the rule or check that caught them
 # (the crash isolated, the run going on); declined cases are shown, never passed; libraries fusebench
 # must refuse exit 2 with one line.
-#   plugins_test.sh FUSEBENCH PLUGIN_DIR [PART]   PART: load, verify, isolate, bench (default: all)
+#   plugins_test.sh FUSEBENCH [--plugin-dir=]PLUGIN_DIR [PART]   PART: load, verify, isolate, bench (default: all)
 set -u
 fb="$1"
-dir="$2"
+dir="${2#--plugin-dir=}"
 part="${3:-all}"
 fail=0
 check() {  # check NAME CONDITION...
