@@ -124,6 +124,13 @@ if [[ "$part" == all || "$part" == isolate ]]; then
 d=json.load(open(sys.argv[1]))
 c=[c for c in d["cases"] if c["implementation"]=="plugin:mul_gap_crashy" and c["outcome"]=="failed"]
 sys.exit(not c or any(not x["message"].startswith("crashed (signal 11") or "--plugin" not in x["repro"] for x in c))' "$tmp/d.json"
+  # --devices: each shard process loads the plug-ins and isolates them; the merged file has every case.
+  "$fb" verify --device cpu --model 44 --cases 8 --devices cpu,cpu --plugin "$crashy" --json "$tmp/dv.json" >/dev/null 2>&1
+  rc=$?
+  f=$(row "$tmp/dv.json" convt2d_mul_gap plugin:mul_gap_crashy failed)
+  p=$(row "$tmp/dv.json" convt2d_mul_gap plugin:mul_gap_crashy passed)
+  check "--devices cpu,cpu: exit 1 (got $rc)" test "$rc" -eq 1
+  check "--devices cpu,cpu: all 8 cases of the crashing plug-in merged ($f failed, $p passed)" test "$((${f:-0} + ${p:-0}))" -eq 8 -a "${f:-0}" -gt 0
   # Without isolation the crash takes the run with it: what --isolate is for.
   "$fb" verify --device cpu --model 44 --cases 24 --plugin "$crashy" --no-isolate >/dev/null 2>&1
   rc=$?

@@ -22,6 +22,8 @@ constexpr const char* bench_examples = R"(Examples:
       one inline config; "model" is an id or a KernelBench number (`fusebench list` shows both)
   fusebench bench --config my_configs.json --time-cap 5
       configs from a file: {"model": "convt2d_mul_gap", "config": {...}, "label": "big"} or an array
+  fusebench bench --model 44 --plugin ./libmy_kernel.so --out mine
+      your own kernel (README "Judge your own kernel") verified, timed and floored beside ours as plugin:<name>
   fusebench report reports/run1/results.json --out reports/run1/report
   fusebench bench --sweep standard --devices all --out reports/run1
       the sweep's configs dealt over every GPU of the host (one process each), merged into one results.json
