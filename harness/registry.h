@@ -1,5 +1,5 @@
 #pragma once
-/// The model registry: every model the harness knows, in KernelBench order.
+/// The model registry: every model the harness knows, the built-in ones in KernelBench order.
 #include <string>
 #include <vector>
 
@@ -7,7 +7,27 @@
 
 namespace fb {
 
-/// All registered models (built once, on first use).
+/// Makes one model's entry: harness/models/<id>.cpp defines one per model (declared in models/models.h).
+using model_maker = model_entry (*)();
+
+/// The one way a model enters the registry besides registry.cpp's built-in list: an executable that
+/// carries a model of its own (the test-only model of property_tests/sixth_model/) adds it with one
+/// line at namespace scope in one of its own source files:
+///   static const fb::model_registration registered{make_my_model};
+/// Its maker runs after the built-in ones, when the registry is first used, and its entry is checked
+/// like theirs (make_registry). REQUIRES: constructed before the first all_models() or find_model()
+/// call (a namespace-scope object is); std::terminate()s with a message otherwise, a programming error.
+class model_registration {
+ public:
+  explicit model_registration(model_maker make);
+};
+
+/// Builds a registry from `makers`, in order, checking every entry: a non-empty id, an id and a
+/// KernelBench number no earlier entry has, a default config that parses. Throws std::logic_error
+/// naming the entry otherwise. all_models() is make_registry(built-in makers + registered makers).
+[[nodiscard]] std::vector<model_entry> make_registry(const std::vector<model_maker>& makers);
+
+/// All registered models (built once, on first use): the built-in ones, then the registered ones.
 [[nodiscard]] const std::vector<model_entry>& all_models();
 /// The model with this id or KernelBench number ("44" or "#44"); throws std::invalid_argument
 /// listing the known ids otherwise.

@@ -10,27 +10,12 @@
 #include <set>
 #include <type_traits>
 
+#include "harness/format/xml_text.h"
+
 namespace fb {
 namespace {
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char ch : s) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 allows no control characters but tab, newline and carriage return.
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') out += ' ';
-        else out += ch;
-    }
-  }
-  return out;
-}
+using format::xml_escaped;
 
 int count(const verify_row& r, verdict_rule rule) {
   const auto it = r.by_rule.find(rule);
@@ -518,24 +503,24 @@ void write_junit(const verify_report& report, std::ostream& out) {
       seconds += c->seconds;
     }
     fmt::print(out, "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
-               xml_escape(model), cases.size(), failures, errors, skipped, seconds);
+               xml_escaped(model), cases.size(), failures, errors, skipped, seconds);
     for (const verify_case_record* c : cases) {
       fmt::print(out, "    <testcase classname=\"{}.{}\" name=\"case {} {}\" time=\"{:.3f}\"",
-                 xml_escape(c->model), xml_escape(c->implementation), c->index, xml_escape(c->config.dump()), c->seconds);
-      const std::string body = xml_escape(c->message + (c->repro.empty() ? "" : "\nrepro: " + c->repro) +
+                 xml_escaped(c->model), xml_escaped(c->implementation), c->index, xml_escaped(c->config.dump()), c->seconds);
+      const std::string body = xml_escaped(c->message + (c->repro.empty() ? "" : "\nrepro: " + c->repro) +
                                           (c->bundle.empty() ? "" : "\nbundle: " + c->bundle));
       switch (c->result) {
         case outcome::passed: fmt::print(out, "/>\n"); break;
         case outcome::incorrect:
           fmt::print(out, ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>\n",
-                     xml_escape(c->message.substr(0, 200)), body);
+                     xml_escaped(c->message.substr(0, 200)), body);
           break;
         case outcome::failed:
-          fmt::print(out, ">\n      <error message=\"{}\">{}</error>\n    </testcase>\n", xml_escape(c->message.substr(0, 200)),
+          fmt::print(out, ">\n      <error message=\"{}\">{}</error>\n    </testcase>\n", xml_escaped(c->message.substr(0, 200)),
                      body);
           break;
         default:
-          fmt::print(out, ">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_escape(c->message.substr(0, 200)));
+          fmt::print(out, ">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_escaped(c->message.substr(0, 200)));
       }
     }
     fmt::print(out, "  </testsuite>\n");

@@ -189,8 +189,8 @@ TEST(FusedConvT3dLnGeluScale, DefaultPlan) {
   // Rows phase-major (2 w phases of 32 w bases), 64 floats made odd.
   EXPECT_EQ(ln::detail::phase_offset(g, 1), 32);
   EXPECT_EQ(pl.row_stride, 65);
-  // x 32 x 212 x 8 + koff 256 x 4, then 128 LayerNorm rows of 16 + 65 x 4 bytes.
-  EXPECT_EQ(pl.smem_bytes, 54272u + 1024u + 128u * 276u);
+  // x 32 x 212 x 8 + koff 256 x 4, then 64 columns of 16 + 4 bytes and 128 LayerNorm rows of 65 x 4.
+  EXPECT_EQ(pl.smem_bytes, 54272u + 1024u + 64u * 20u + 128u * 260u);
   EXPECT_LE(pl.smem_bytes, conv::k_smem_two_per_sm_bytes);
   // Workspace: the arranged weights, 8 phases x 16 steps x 8 n8 tiles x 32 lanes x 4 floats, the
   // koff tables, 8 phases x 16 steps x 16 ints, and the alignment.
@@ -268,7 +268,7 @@ TEST(FusedConvT3dLnGeluScaleMath, GeluIsTheErfForm) {
   const double tanh_form = 0.5 * u * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (u + 0.044715 * u * u * u)));
   EXPECT_GT(std::fabs(ln::detail::gelu_erf(u) - tanh_form), 1e-4);
   // y = 2.25, mean 2, rstd 4: z = 1, u = 1 * 0.5 + (-1) = -0.5, out = -3 * gelu(-0.5)
-  EXPECT_EQ(ln::detail::ln_gelu_scale(2.25f, 2.0, 4.0, 0.5f, -1.0f, -3.0f), ln::detail::gelu_erf(-0.5f) * -3.0f);
+  EXPECT_EQ(ln::detail::ln_gelu_scale(2.25f, 2.0, 4.0, 0.5, -1.0, -3.0f), ln::detail::gelu_erf(-0.5f) * -3.0f);
 }
 
 // A row whose every tap reads zeros (border-only input, padding past the kernel) is exactly constant:

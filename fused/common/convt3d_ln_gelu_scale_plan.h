@@ -16,7 +16,7 @@
 ///               row buffer in shared memory; after the last w phase the block's rows are whole W'
 ///               rows, each normalised (row_moments: fp64 mean, then fp64 centred sum of squares),
 ///               passed through exact GELU (fp32 erf of the once-rounded fp32 argument), scaled and
-///               stored, one coalesced row at a time. No W' row ever goes to memory unnormalised;
+///               stored by a thread per row, 16 bytes at a time. No W' row ever goes to memory unnormalised;
 ///               nothing but the output is written.
 ///
 /// Precision: every product of fp32 x and w is exact in fp64 and the sums are fp64, so y is the
@@ -47,10 +47,19 @@ struct row_norm {
   double mean, rstd;
 };
 
-/// Shared memory of the LayerNorm region for `rows` LayerNorm rows of row_stride floats: per row
-/// its row_norm, then the rows (fp32).
-inline std::size_t ln_region_bytes(int64_t rows, int row_stride) {
-  return static_cast<std::size_t>(rows) * (sizeof(row_norm) + sizeof(float) * static_cast<std::size_t>(row_stride));
+/// Per output column w' of a LayerNorm row: gamma and beta (fp64: exact), read by every row.
+struct ln_column {
+  double gamma, beta;
+};
+
+/// Shared memory of the LayerNorm region for `rows` LayerNorm rows of row_stride floats and rows of
+/// w_out columns: the columns (ln_column), each column's place in the phase-major row buffer (int,
+/// padded to 16 bytes), then the rows (fp32).
+FB_HOST_DEVICE std::size_t ln_columns_bytes(int64_t w_out) {
+  return static_cast<std::size_t>(w_out) * sizeof(ln_column) + (static_cast<std::size_t>(w_out) * sizeof(int) + 15) / 16 * 16;
+}
+inline std::size_t ln_region_bytes(int64_t rows, int row_stride, int64_t w_out) {
+  return ln_columns_bytes(w_out) + static_cast<std::size_t>(rows) * sizeof(float) * static_cast<std::size_t>(row_stride);
 }
 
 /// The row buffer's layout: a row holds its w phases one after the other, each with its w bases in
@@ -98,7 +107,7 @@ inline plan make_plan(const problem& p, int64_t max_chunk_ci = 0) {
   pl.group_ch = static_cast<int>(p.out_channels < conv::k_group ? p.out_channels : conv::k_group);
   const bool fits = conv::make_geometry(
       pl.g, p.batch, p.in_channels, p.out_channels, p.depth, p.height, p.width, p.kernel_size, p.stride, p.padding,
-      [&](int tile_h) { return ln_region_bytes(static_cast<int64_t>(tile_h) * pl.group_ch, pl.row_stride); },
+      [&](int tile_h) { return ln_region_bytes(static_cast<int64_t>(tile_h) * pl.group_ch, pl.row_stride, w_out); },
       max_chunk_ci);
   require(fits, m, "kernel_size",
           "too large for the stride: one input channel's box (ceil(k/s) x ceil(k/s) lines of about W'/s + "
@@ -111,7 +120,7 @@ inline plan make_plan(const problem& p, int64_t max_chunk_ci = 0) {
           "too large (arranged weights must be < 2^31 floats)", g.wt_floats);
   pl.ln_rows = static_cast<int64_t>(g.tile_h) * pl.group_ch;
   pl.workspace_bytes = fb::fused::detail::workspace_bytes_for((g.wt_floats + g.koff_ints + 1) / 2);
-  pl.smem_bytes = conv::smem_bytes(g, ln_region_bytes(pl.ln_rows, pl.row_stride));
+  pl.smem_bytes = conv::smem_bytes(g, ln_region_bytes(pl.ln_rows, pl.row_stride, pl.w_out));
   pl.eps = p.eps;
   pl.scale = p.scaling_factor;
   return pl;
@@ -190,10 +199,20 @@ FB_HOST_DEVICE float gelu_erf(float u) { return u * 0.5f * (1.0f + erff(u * 0.70
 
 /// One output from its row's fp64 mean and 1/sqrt(var + eps): scale * GELU(gamma * (y - mean) *
 /// rstd + beta), the normalisation in fp64, rounded once to fp32 before the GELU and the scale.
-FB_HOST_DEVICE float ln_gelu_scale(float y, double mean, double rstd, float gamma, float beta, float scale) {
+/// gamma and beta are the fp32 parameters, held as fp64 (exact).
+FB_HOST_DEVICE float ln_gelu_scale(float y, double mean, double rstd, double gamma, double beta, float scale) {
   const double z = mul64(sub64(static_cast<double>(y), mean), rstd);
-  const float u = static_cast<float>(fma(z, static_cast<double>(gamma), static_cast<double>(beta)));
+  const float u = static_cast<float>(fma(z, gamma, beta));
   return gelu_erf(u) * scale;
+}
+
+/// Four floats to p (16-byte aligned): one store on the GPU.
+FB_HOST_DEVICE void store_f4(float* p, const float (&v)[4]) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+#else
+  for (int i = 0; i < 4; ++i) p[i] = v[i];
+#endif
 }
 
 /// The statistics of the n fp32 values row[0..n): the fp64 sum in index order over 4 interleaved
@@ -232,16 +251,19 @@ FB_HOST_DEVICE row_norm row_moments(const float* row, int n, double eps) {
   return rn;
 }
 
-/// The pass's policy (convt3d_mma::conv_block). Region: norms [ln_rows] row_norm, then rows
-/// [ln_rows][row_stride] fp32, each phase-major (phase_offset). LayerNorm row r = h row x
-/// group_ch + channel of the block.
+/// The pass's policy (convt3d_mma::conv_block). Region: columns [w_out] ln_column, their places
+/// in the row buffer [w_out] int (padded to 16 bytes), then rows [ln_rows][row_stride] fp32, each
+/// phase-major (phase_offset). LayerNorm row r = h row x group_ch + channel of the block.
 struct ln_policy {
   const plan& pl;
   const args& a;
 
-  FB_HOST_DEVICE row_norm* norms(unsigned char* region) const { return reinterpret_cast<row_norm*>(region); }
+  FB_HOST_DEVICE ln_column* columns(unsigned char* region) const { return reinterpret_cast<ln_column*>(region); }
+  FB_HOST_DEVICE int* places(unsigned char* region) const {
+    return reinterpret_cast<int*>(region + sizeof(ln_column) * static_cast<std::size_t>(pl.w_out));
+  }
   FB_HOST_DEVICE float* rows(unsigned char* region) const {
-    return reinterpret_cast<float*>(region + sizeof(row_norm) * static_cast<std::size_t>(pl.ln_rows));
+    return reinterpret_cast<float*>(region + ln_columns_bytes(pl.w_out));
   }
 
   /// A warp's accumulators after a position pass: y = fp32(sum) into the row buffer (each output
@@ -272,56 +294,56 @@ struct ln_policy {
         }
   }
 
-  /// After the last w phase: the statistics (a thread per row, row_moments), then the normalised
-  /// rows written (a warp per row, lanes along w': value i of a lane is w' = lane + 32 i, stored in
-  /// w' order, coalesced). gamma, beta and each value's place in the phase-major row depend on w'
-  /// only: worked out once per block.
+  /// After the last w phase, a thread per LayerNorm row: its statistics (row_moments), then its
+  /// normalised outputs in w' order, four at a time with one 16-byte store where W' is a multiple
+  /// of 4 (each thread's 64 values are independent chains: the erf's latency overlaps). gamma, beta
+  /// and each w' value's place in the phase-major row are the same for every row: worked out once
+  /// per block into the region's columns.
   template <class Exec>
   FB_HOST_DEVICE void finish(Exec& ex, const conv::block_pos& bp, unsigned char* region) const {
     const conv::geometry& g = pl.g;
     const int n = static_cast<int>(pl.w_out);
+    const int s = g.s[2], p = static_cast<int>(g.dim[2].p);
+    ln_column* cols = columns(region);
+    int* place = places(region);
     ex.threads([&](int tid) {
-      for (int r = tid; r < bp.rows * pl.group_ch; r += conv::k_threads)
-        if (r % pl.group_ch < bp.n_ch)
-          norms(region)[r] = row_moments(rows(region) + r * pl.row_stride, n, pl.eps);
+      for (int ow = tid; ow < n; ow += conv::k_threads) {
+        const int rw = (ow + p) % s, qw = (ow + p) / s;
+        place[ow] = phase_offset(g, rw) + (qw - g.order[2].first_base(rw));
+        cols[ow].gamma = static_cast<double>(fb::fused::load_ro(a.gamma + ow));
+        cols[ow].beta = static_cast<double>(fb::fused::load_ro(a.beta + ow));
+      }
     });
     ex.sync();
-    ex.warps([&](int warp, const auto& w, auto&) {
-      using W = std::decay_t<decltype(w)>;
-      constexpr int L = W::k_lanes, V = static_cast<int>(k_max_row / 32);
-      const int s = g.s[2], p = static_cast<int>(g.dim[2].p);
-      int at[L][V];
-      float gam[L][V], bet[L][V];
-      for (int l = 0; l < L; ++l)
-        FB_UNROLL
-        for (int i = 0; i < V; ++i) {
-          const int ow = w.lane(l) + 32 * i;
-          at[l][i] = 0;
-          gam[l][i] = bet[l][i] = 0.0f;
-          if (ow >= n) continue;
-          const int rw = (ow + p) % s, qw = (ow + p) / s;
-          at[l][i] = phase_offset(g, rw) + (qw - g.order[2].first_base(rw));
-          gam[l][i] = fb::fused::load_ro(a.gamma + ow);
-          bet[l][i] = fb::fused::load_ro(a.beta + ow);
-        }
-      const int64_t od = static_cast<int64_t>(bp.qd) * g.s[0] + bp.rd - g.dim[0].p;
-      const auto scale = static_cast<float>(pl.scale);
-      for (int row = 0; row < bp.rows; ++row) {
+    const int64_t od = static_cast<int64_t>(bp.qd) * g.s[0] + bp.rd - g.dim[0].p;
+    const auto scale = static_cast<float>(pl.scale);
+    // Rows are n_out == W' floats apart: 16-byte aligned where W' is a multiple of 4 and out is.
+    const bool by_four = n % 4 == 0 && reinterpret_cast<std::uintptr_t>(a.out) % 16 == 0;
+    ex.threads([&](int tid) {
+      for (int r = tid; r < bp.rows * pl.group_ch; r += conv::k_threads) {
+        const int row = r / pl.group_ch, ch = r % pl.group_ch;
+        if (ch >= bp.n_ch) continue;
+        const float* src = rows(region) + r * pl.row_stride;
+        const row_norm rn = row_moments(src, n, pl.eps);
         const int64_t oh = static_cast<int64_t>(bp.qh0 + row) * g.s[1] + bp.rh - g.dim[1].p;
-        for (int ch = warp; ch < bp.n_ch; ch += conv::k_warps) {
-          const int r = row * pl.group_ch + ch;
-          const row_norm rn = norms(region)[r];
-          const float* src = rows(region) + r * pl.row_stride;
-          float* dst = a.out + (((static_cast<int64_t>(bp.b) * g.c_out + bp.ch0 + ch) * g.dim[0].n_out + od) *
-                                    g.dim[1].n_out + oh) * g.dim[2].n_out;
-          FB_UNROLL
-          for (int i = 0; i < V; ++i) {
-            if (32 * i >= n) break;  // the same for the whole warp: no predicated-off work
-            for (int l = 0; l < L; ++l) {
-              const int ow = w.lane(l) + 32 * i;
-              if (ow < n) dst[ow] = ln_gelu_scale(src[at[l][i]], rn.mean, rn.rstd, gam[l][i], bet[l][i], scale);
+        float* dst = a.out + (((static_cast<int64_t>(bp.b) * g.c_out + bp.ch0 + ch) * g.dim[0].n_out + od) *
+                                  g.dim[1].n_out + oh) * g.dim[2].n_out;
+        if (by_four) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll 2
+#endif
+          for (int ow = 0; ow < n; ow += 4) {
+            float v[4];
+            FB_UNROLL
+            for (int i = 0; i < 4; ++i) {
+              const ln_column c = cols[ow + i];
+              v[i] = ln_gelu_scale(src[place[ow + i]], rn.mean, rn.rstd, c.gamma, c.beta, scale);
             }
+            store_f4(dst + ow, v);
           }
+        } else {
+          for (int ow = 0; ow < n; ++ow)
+            dst[ow] = ln_gelu_scale(src[place[ow]], rn.mean, rn.rstd, cols[ow].gamma, cols[ow].beta, scale);
         }
       }
     });

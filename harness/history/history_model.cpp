@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "harness/process/command_output.h"
 #include "harness/report/report_model.h"
 
 namespace fb::history {
@@ -21,17 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-/// The standard output of `command`, or nullopt when it cannot run or exits non-zero.
-std::optional<std::string> command_output(const std::string& command) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return std::nullopt;
-  std::string out;
-  char buffer[4096];
-  for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, got);
-  if (::pclose(pipe) != 0) return std::nullopt;
-  return out;
-}
 
 /// A path as one single-quoted shell word.
 std::string shell_quoted(const std::string& text) {

@@ -10,6 +10,7 @@
 
 #include "harness/history/history_writers.h"
 #include "harness/format/number_format.h"
+#include "harness/format/xml_text.h"
 #include "harness/report/report_model.h"
 
 namespace fb::history {
@@ -46,24 +47,8 @@ std::string dash_of(std::size_t config_rank) {
   return dashes[config_rank % (sizeof dashes / sizeof dashes[0])];
 }
 
-/// Text for XML content and attribute values. ('&#39;', not '&apos;': HTML 4 parsers lack the latter.)
-std::string escaped(std::string_view text) {
-  std::string out;
-  for (char ch : text) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default:
-        // XML 1.0 allows no control characters but tab, newline and carriage return (a message may hold one).
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') out += ' ';
-        else out += ch;
-    }
-  }
-  return out;
-}
+/// Text for XML content and attribute values (the page is SVG inside HTML).
+std::string escaped(std::string_view text) { return format::xml_escaped(text); }
 
 std::string id_of(const chart& c) { return c.device_slug + "--" + c.model; }
 

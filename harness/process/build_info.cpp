@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/process/command_output.h"
+
 #if FUSEBENCH_BENCH_DEVICE
 #include <cuda_runtime_api.h>
 #endif
@@ -14,13 +16,9 @@
 namespace fb {
 namespace {
 
+/// The command's output without its trailing newline, or "" when it cannot run or fails.
 std::string run_command(const std::string& command) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return {};
-  std::string out;
-  char buffer[256];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-  if (::pclose(pipe) != 0) return {};
+  std::string out = command_output(command).value_or("");
   while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
   return out;
 }
