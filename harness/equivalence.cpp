@@ -293,6 +293,13 @@ check_result check_equivalence(const model_entry& model, const implementation& c
     msg << to_string(m) << ": " << what;
   };
   try {
+    if (candidate.declines) {
+      if (std::string why = candidate.declines(c.first.config); !why.empty()) {
+        r.result = outcome::declined;
+        r.message = "declined by the plug-in: " + why;
+        return r;
+      }
+    }
     const model_case c1 = on_device(c.first, candidate.device);
     const std::vector<uint64_t> before = checksums(c1);
     const expected_results& exp1 = c.first_expected;

@@ -76,6 +76,11 @@ struct implementation {
   std::function<std::size_t(const parsed_config& config)> workspace_bytes;
   /// REQUIRES: every tensor of `c` and `slots` is on `device`, float32, contiguous.
   std::function<void(const model_case& c, output_slots& slots)> run;
+  /// Why the implementation declines a config ("" when it takes it); unset: it takes every valid
+  /// config. Only outside plug-ins decline (their own limits); a declined case is never passed.
+  std::function<std::string(const parsed_config& config)> declines;
+  /// Loaded from a plug-in library (--plugin): its cases run in a child process under --isolate.
+  bool external = false;
 };
 
 /// The minimal traffic and arithmetic of the fused algorithm: the roofline floor (SPEC §3).

@@ -13,11 +13,13 @@ enum class outcome {
   not_run,         ///< skipped on purpose (e.g. does not fit in device memory)
   not_supported,   ///< this implementation does not exist for the device
   invalid_config,  ///< the config breaks a rule of the model
+  declined,        ///< an outside plug-in declined the config (its own limits): counted, never passed
 };
 
-inline constexpr std::array<outcome, 6> all_outcomes = {outcome::passed,        outcome::incorrect,
+inline constexpr std::array<outcome, 7> all_outcomes = {outcome::passed,        outcome::incorrect,
                                                         outcome::failed,        outcome::not_run,
-                                                        outcome::not_supported, outcome::invalid_config};
+                                                        outcome::not_supported, outcome::invalid_config,
+                                                        outcome::declined};
 
 [[nodiscard]] constexpr std::string_view to_string(outcome o) {
   switch (o) {
@@ -27,6 +29,7 @@ inline constexpr std::array<outcome, 6> all_outcomes = {outcome::passed,        
     case outcome::not_run: return "not_run";
     case outcome::not_supported: return "not_supported";
     case outcome::invalid_config: return "invalid_config";
+    case outcome::declined: return "declined";
   }
   return "failed";
 }

@@ -66,8 +66,12 @@ std::vector<model_entry> make_registry(const std::vector<model_maker>& makers) {
   return models;
 }
 
-const std::vector<model_entry>& all_models() {
-  static const std::vector<model_entry> models = [] {
+namespace {
+
+/// The registry itself: not const, so that add_implementation may append a plug-in's implementations
+/// to an entry before any run starts.
+std::vector<model_entry>& registered_models() {
+  static std::vector<model_entry> models = [] {
     registrations& r = registered();
     r.built = true;
     std::vector<model_maker> makers(std::begin(built_in_models), std::end(built_in_models));
@@ -77,6 +81,10 @@ const std::vector<model_entry>& all_models() {
   return models;
 }
 
+}  // namespace
+
+const std::vector<model_entry>& all_models() { return registered_models(); }
+
 const model_entry& find_model(const std::string& id) {
   std::string known;
   for (const model_entry& m : all_models()) {
@@ -84,6 +92,15 @@ const model_entry& find_model(const std::string& id) {
     known += (known.empty() ? "" : ", ") + m.id + " (" + std::to_string(m.kernelbench_id) + ")";
   }
   throw std::invalid_argument("model = " + id + ": unknown model (known: " + known + ")");
+}
+
+void add_implementation(const std::string& id, implementation impl) {
+  model_entry& model = const_cast<model_entry&>(find_model(id));  // registered_models() holds it, not const
+  for (const implementation& other : model.fused)
+    if (other.name == impl.name && other.device == impl.device)
+      throw std::invalid_argument("implementation " + impl.name + ": " + model.id + " already has one of that name on " +
+                                  std::string(to_string(impl.device)));
+  model.fused.push_back(std::move(impl));
 }
 
 }  // namespace fb

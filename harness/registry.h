@@ -32,5 +32,10 @@ class model_registration {
 /// The model with this id or KernelBench number ("44" or "#44"); throws std::invalid_argument
 /// listing the known ids otherwise.
 [[nodiscard]] const model_entry& find_model(const std::string& id);
+/// Adds an outside implementation (a plug-in's, harness/plugin/plugin_loader.h) to the model `id`
+/// (as find_model reads it), after its fused ones. Throws std::invalid_argument for an unknown model
+/// or a name the model already has on that device. REQUIRES: no run has started (nothing holds a
+/// reference into the model's implementations yet).
+void add_implementation(const std::string& id, implementation impl);
 
 }  // namespace fb

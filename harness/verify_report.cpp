@@ -94,6 +94,7 @@ void verify_report::add(const verify_case_record& record, const check_result& r,
     case outcome::passed: ++row.passed; break;
     case outcome::incorrect: ++row.incorrect; break;
     case outcome::failed: ++row.failed; break;
+    case outcome::declined: ++row.declined; break;
     default: ++row.not_judged; break;
   }
   if (r.result == outcome::passed || r.result == outcome::incorrect) ++row.by_rule[r.rule];
@@ -113,10 +114,67 @@ verify_row verify_report::totals() const {
     t.incorrect += r.incorrect;
     t.failed += r.failed;
     t.not_judged += r.not_judged;
+    t.declined += r.declined;
     for (const auto& [rule, n] : r.by_rule) t.by_rule[rule] += n;
     t.seconds += r.seconds;
   }
   return t;
+}
+
+json verdict_to_json(const verify_case_record& c, const check_result& r) {
+  return {{"model", c.model},
+          {"implementation", c.implementation},
+          {"index", c.index},
+          {"config", c.config},
+          {"case_seed", c.case_seed},
+          {"inputs", c.inputs},
+          {"params", c.params},
+          {"outcome", std::string(to_string(c.result))},
+          {"decided_by", std::string(to_string(c.rule))},
+          {"message", c.message},
+          {"max_abs_error", c.max_abs},
+          {"worst_error_over_bound", c.worst_ratio},
+          {"seconds", c.seconds},
+          {"repro", c.repro},
+          {"bundle", c.bundle},
+          {"impl_vs_fp64", r.candidate_vs_fp64},
+          {"reference_fp32_vs_fp64", r.expected_vs_fp64},
+          {"conditioning", r.conditioning}};
+}
+
+std::pair<verify_case_record, check_result> verdict_from_json(const json& j, const std::string& source) {
+  const verify_json_reader r(source);
+  const std::string p = "verdict";
+  verify_case_record c;
+  c.model = r.get<std::string>(j, p, "model");
+  c.implementation = r.get<std::string>(j, p, "implementation");
+  c.index = r.get<int>(j, p, "index");
+  c.config = r.field(j, p, "config");
+  c.case_seed = r.get<uint64_t>(j, p, "case_seed");
+  c.inputs = r.get<std::string>(j, p, "inputs");
+  c.params = r.get<std::string>(j, p, "params");
+  const std::optional<outcome> result = outcome_from_string(r.get<std::string>(j, p, "outcome"));
+  if (!result) r.fail("field verdict.outcome is not an outcome");
+  c.result = *result;
+  const std::optional<verdict_rule> rule = verdict_rule_from_string(r.get<std::string>(j, p, "decided_by"));
+  if (!rule) r.fail("field verdict.decided_by is not a verdict rule");
+  c.rule = *rule;
+  c.message = r.get<std::string>(j, p, "message");
+  c.max_abs = r.measure(j, p, "max_abs_error");
+  c.worst_ratio = r.measure(j, p, "worst_error_over_bound");
+  c.seconds = r.get<double>(j, p, "seconds");
+  c.repro = r.get<std::string>(j, p, "repro");
+  c.bundle = r.get<std::string>(j, p, "bundle");
+  check_result check;
+  check.result = c.result;
+  check.rule = c.rule;
+  check.message = c.message;
+  check.vs_expected.max_abs = c.max_abs;
+  check.vs_expected.worst_ratio = c.worst_ratio;
+  check.candidate_vs_fp64 = r.measure(j, p, "impl_vs_fp64");
+  check.expected_vs_fp64 = r.measure(j, p, "reference_fp32_vs_fp64");
+  check.conditioning = r.measure(j, p, "conditioning");
+  return {std::move(c), std::move(check)};
 }
 
 namespace {
@@ -124,14 +182,14 @@ namespace {
 /// The Markdown table of every column (--wide): what a PR comment or a wide terminal holds.
 void print_wide_table(const verify_report& report, std::ostream& out) {
   fmt::print(out,
-             "\n| model | implementation | checked against | cases | passed | incorrect | failed | not judged | "
+             "\n| model | implementation | checked against | cases | passed | incorrect | failed | not judged | declined | "
              "by fp32 ref | by fp64 + allowance | by fp64 oracle | worst err/bound | max abs err | impl vs fp64 | "
              "ref fp32 vs fp64 | max conditioning |\n");
-  fmt::print(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  fmt::print(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& [key, r] : report.rows)
-    fmt::print(out, "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3g} | {:.3g} | {:.3g} | {:.3g} | {:.3g} |\n",
-               key.first, key.second, r.checked_against, r.judged() + r.not_judged, r.passed, r.incorrect, r.failed,
-               r.not_judged, count(r, verdict_rule::fp32_reference), count(r, verdict_rule::fp64_allowance),
+    fmt::print(out, "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3g} | {:.3g} | {:.3g} | {:.3g} | {:.3g} |\n",
+               key.first, key.second, r.checked_against, r.cases(), r.passed, r.incorrect, r.failed,
+               r.not_judged, r.declined, count(r, verdict_rule::fp32_reference), count(r, verdict_rule::fp64_allowance),
                count(r, verdict_rule::fp64_oracle), r.worst_ratio, r.max_abs, r.candidate_vs_fp64, r.reference_vs_fp64, r.max_conditioning);
 }
 
@@ -146,16 +204,22 @@ void print_narrow_table(const verify_report& report, std::ostream& out) {
   model_w = std::min<std::size_t>(model_w, 30);
   impl_w = std::min<std::size_t>(impl_w, 26);
   const auto cut = [](const std::string& s, std::size_t w) { return s.size() <= w ? s : s.substr(0, w - 1) + "~"; };
-  fmt::print(out, "\n{:<{}}  {:<{}}  {:>6}  {:>6}  {:>9}  {:>6}  {:>10}  {:>11}  {}\n", "model", model_w, "implementation",
-             impl_w, "cases", "passed", "incorrect", "errors", "not judged", "worst e/b", "max abs err");
+  // The declined column only where a plug-in declined something (it would not fit 120 columns beside long ids).
+  bool any_declined = false;
+  for (const auto& [key, r] : report.rows) any_declined = any_declined || r.declined > 0;
+  const auto declined_cell = [&](const std::string& text) { return any_declined ? fmt::format("  {:>8}", text) : ""; };
+  fmt::print(out, "\n{:<{}}  {:<{}}  {:>6}  {:>6}  {:>9}  {:>6}  {:>10}{}  {:>11}  {}\n", "model", model_w,
+             "implementation", impl_w, "cases", "passed", "incorrect", "errors", "not judged", declined_cell("declined"),
+             "worst e/b", "max abs err");
   for (const auto& [key, r] : report.rows)
-    fmt::print(out, "{:<{}}  {:<{}}  {:>6}  {:>6}  {:>9}  {:>6}  {:>10}  {:>11.3g}  {:.3g}\n", cut(key.first, model_w),
-               model_w, cut(key.second, impl_w), impl_w, r.judged() + r.not_judged, r.passed, r.incorrect, r.failed,
-               r.not_judged, r.worst_ratio, r.max_abs);
+    fmt::print(out, "{:<{}}  {:<{}}  {:>6}  {:>6}  {:>9}  {:>6}  {:>10}{}  {:>11.3g}  {:.3g}\n",
+               cut(key.first, model_w), model_w, cut(key.second, impl_w), impl_w, r.cases(), r.passed, r.incorrect,
+               r.failed, r.not_judged, declined_cell(std::to_string(r.declined)), r.worst_ratio, r.max_abs);
   fmt::print(out,
              "legend: a row is one implementation on the model's cases (reference: libtorch's semantics against the\n"
              "  fp64 loop oracle); worst e/b: the largest |error| / tolerance bound (<= 1 passes); errors: exceptions;\n"
-             "  not judged: no verdict (never counted as passed); --wide: every column (rules, fp64 errors, conditioning)\n");
+             "  not judged: no verdict, declined: refused by a plug-in's supports() (neither counted as passed);\n"
+             "  --wide: every column (rules, fp64 errors, conditioning)\n");
 }
 
 }  // namespace
@@ -169,11 +233,12 @@ void print_verify_table(const verify_report& report, std::ostream& out, bool wid
   // A case is one drawn config with its parameters and inputs; each implementation checked on it
   // (the fused ones, and the reference's semantics) gives it one verdict.
   fmt::print(out,
-             "\nverify: {} verdicts on {} cases: {} passed, {} failed ({} incorrect, {} errors), {} not judged; verdicts "
+             "\nverify: {} verdicts on {} cases: {} passed, {} failed ({} incorrect, {} errors), {} not judged{}; verdicts "
              "by rule: {} by the fp32 reference, {} by fp64 with the reference's error as allowance, {} by the fp64 "
              "oracle (the reference's semantics)\n",
-             t.judged() + t.not_judged, distinct_cases(report), t.passed, t.incorrect + t.failed, t.incorrect, t.failed,
-             t.not_judged, count(t, verdict_rule::fp32_reference), count(t, verdict_rule::fp64_allowance),
+             t.cases(), distinct_cases(report), t.passed, t.incorrect + t.failed, t.incorrect, t.failed, t.not_judged,
+             t.declined > 0 ? fmt::format(", {} declined by a plug-in (not passed)", t.declined) : std::string(),
+             count(t, verdict_rule::fp32_reference), count(t, verdict_rule::fp64_allowance),
              count(t, verdict_rule::fp64_oracle));
 }
 
@@ -204,6 +269,14 @@ int print_verdict(const verify_report& report, std::ostream& out) {
     fmt::print(out, "verify: nothing was judged\n");
     return 1;
   }
+  // A plug-in that declines every case of a model passed nothing: its row fails the run.
+  int all_declined = 0;
+  for (const auto& [key, r] : report.rows)
+    if (r.declined > 0 && r.judged() == 0) {
+      fmt::print(out, "verify: {} declined every case of {}: nothing of it was judged\n", key.second, key.first);
+      ++all_declined;
+    }
+  if (all_declined > 0) return 1;
   return t.incorrect + t.failed == 0 && t.not_judged == 0 ? 0 : 1;
 }
 
@@ -217,6 +290,7 @@ json verify_report_to_json(const verify_report& report) {
                     {"incorrect", r.incorrect},
                     {"failed", r.failed},
                     {"not_judged", r.not_judged},
+                    {"declined", r.declined},
                     {"decided_by", {{"fp32_reference", count(r, verdict_rule::fp32_reference)},
                                     {"fp64_allowance", count(r, verdict_rule::fp64_allowance)},
                                     {"fp64_oracle", count(r, verdict_rule::fp64_oracle)}}},
@@ -262,10 +336,11 @@ json verify_report_to_json(const verify_report& report) {
                      {"inputs", report.scope.inputs},
                      {"params", report.scope.params},
                      {"case_size", report.scope.case_size}}},
-          {"totals", {{"cases", t.judged() + t.not_judged},
+          {"totals", {{"cases", t.cases()},
                       {"passed", t.passed},
                       {"incorrect", t.incorrect},
                       {"failed", t.failed},
+                      {"declined", t.declined},
                       {"not_judged", t.not_judged}}},
           {"notes", report.notes},
           {"rows", rows},
@@ -327,6 +402,8 @@ verify_report verify_report_from_json(const json& doc, const std::string& source
     row.incorrect = r.get<int>(j, p, "incorrect");
     row.failed = r.get<int>(j, p, "failed");
     row.not_judged = r.get<int>(j, p, "not_judged");
+    // Files written before plug-ins existed have no field: nothing was declined.
+    if (j.contains("declined")) row.declined = r.get<int>(j, p, "declined");
     const json& decided = r.field(j, p, "decided_by");
     for (const verdict_rule rule : counted_rules)
       if (const int n = r.get<int>(decided, p + ".decided_by", std::string(to_string(rule)).c_str()); n != 0)
@@ -481,6 +558,7 @@ verify_report merge_verify_reports(const std::vector<std::pair<std::string, veri
       into.incorrect += row.incorrect;
       into.failed += row.failed;
       into.not_judged += row.not_judged;
+      into.declined += row.declined;
       for (const auto& [rule, n] : row.by_rule) into.by_rule[rule] += n;
       raise_to(into.max_abs, row.max_abs);
       raise_to(into.worst_ratio, row.worst_ratio);
@@ -525,7 +603,7 @@ void write_junit(const verify_report& report, std::ostream& out) {
   const int stopped = report.complete ? 0 : 1;  // an incomplete run is one more error: CI must not read it as green
   fmt::print(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
   fmt::print(out, "<testsuites name=\"fusebench verify\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
-             t.judged() + t.not_judged + stopped, t.incorrect, t.failed + stopped, t.not_judged, t.seconds);
+             t.cases() + stopped, t.incorrect, t.failed + stopped, t.not_judged + t.declined, t.seconds);
   if (!report.complete) {
     fmt::print(out, "  <testsuite name=\"fusebench verify: incomplete\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" time=\"0\">\n");
     fmt::print(out, "    <properties>\n");

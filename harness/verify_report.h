@@ -35,10 +35,13 @@ struct verify_case_record {
 struct verify_row {
   std::string checked_against;
   int passed = 0, incorrect = 0, failed = 0, not_judged = 0;
+  int declined = 0;  ///< an outside plug-in declined the case (its own limits): shown, never passed
   std::map<verdict_rule, int> by_rule;  ///< cases that got a verdict, by the rule that decided them
   double max_abs = 0, worst_ratio = 0, candidate_vs_fp64 = 0, reference_vs_fp64 = 0, max_conditioning = 0;
   double seconds = 0;  ///< total check time [seconds]
   [[nodiscard]] int judged() const { return passed + incorrect + failed; }
+  /// Every case of the row, judged or not.
+  [[nodiscard]] int cases() const { return judged() + not_judged + declined; }
 };
 
 /// What a run covers. A fuzz run's cases are a pure function of its scope and seed, so two runs of
@@ -78,6 +81,12 @@ struct verify_report {
   /// Sums over every row.
   [[nodiscard]] verify_row totals() const;
 };
+
+/// One verdict as a JSON line (verify --case-stream, the isolated plug-in child's output): the case
+/// record plus what its row keeps of the check.
+[[nodiscard]] json verdict_to_json(const verify_case_record& record, const check_result& r);
+/// Reads verdict_to_json's line back; throws std::invalid_argument naming `source` and the field.
+[[nodiscard]] std::pair<verify_case_record, check_result> verdict_from_json(const json& line, const std::string& source);
 
 /// The table plus the summary lines (what a person at a terminal reads): aligned columns that fit 120
 /// characters with a legend, or with `wide` the Markdown table of every column.

@@ -61,9 +61,39 @@ TEST(verify_accounting, a_case_without_verdict_is_not_judged_never_passed) {
   EXPECT_NE(table.str().find("verify: 3 verdicts on 3 cases: 1 passed, 0 failed (0 incorrect, 0 errors), 2 not judged"),
             std::string::npos)
       << table.str();
-  EXPECT_NE(table.str().find("| convt2d_mul_gap | fused_host | reference (fp32/fp64) | 3 | 1 | 0 | 0 | 2 | 1 |"),
+  // cases, passed, incorrect, failed, not judged, declined, by fp32 ref
+  EXPECT_NE(table.str().find("| convt2d_mul_gap | fused_host | reference (fp32/fp64) | 3 | 1 | 0 | 0 | 2 | 0 | 1 |"),
             std::string::npos)
       << table.str();
+}
+
+// A case an outside plug-in declined (its own limits): its own column, never passed, never "not judged";
+// the run's verdict is that of the cases judged, unless a row declined everything.
+TEST(verify_accounting, a_declined_case_is_counted_and_shown_never_passed) {
+  verify_report r = empty_run(3);
+  add_case(r, 0, outcome::passed);
+  add_case(r, 1, outcome::declined);
+  add_case(r, 2, outcome::declined);
+  const verify_row& row = r.rows.at({"convt2d_mul_gap", "fused_host"});
+  EXPECT_EQ(row.passed, 1);
+  EXPECT_EQ(row.declined, 2);
+  EXPECT_EQ(row.not_judged, 0);
+  EXPECT_EQ(row.cases(), 3);
+  EXPECT_EQ(r.totals().declined, 2);
+  std::ostringstream table;
+  print_verify_table(r, table);
+  EXPECT_NE(table.str().find("| 3 | 1 | 0 | 0 | 0 | 2 | 1 |"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("2 declined by a plug-in (not passed)"), std::string::npos) << table.str();
+  EXPECT_EQ(verify_report_to_json(r).at("totals").at("declined"), 2);
+  EXPECT_EQ(verify_report_to_json(r).at("rows").at(0).at("passed"), 1);
+  EXPECT_EQ(exit_status(r), 0) << "what the plug-in took passed";
+
+  verify_report all_declined = empty_run(1);
+  add_case(all_declined, 0, outcome::declined);
+  all_declined.rows[{"convt2d_mul_gap", "reference"}].passed = 1;  // something else was judged
+  std::string printed;
+  EXPECT_EQ(exit_status(all_declined, &printed), 1);
+  EXPECT_NE(printed.find("declined every case"), std::string::npos) << printed;
 }
 
 TEST(verify_accounting, a_run_with_a_case_not_judged_exits_1) {
@@ -107,7 +137,8 @@ TEST(verify_accounting, json_and_junit_show_a_case_not_judged_as_skipped) {
   add_case(r, 1, outcome::not_run);
   add_case(r, 2, outcome::incorrect);
   const json doc = verify_report_to_json(r);
-  EXPECT_EQ(doc.at("totals"), (json{{"cases", 3}, {"passed", 1}, {"incorrect", 1}, {"failed", 0}, {"not_judged", 1}}));
+  EXPECT_EQ(doc.at("totals"),
+            (json{{"cases", 3}, {"passed", 1}, {"incorrect", 1}, {"failed", 0}, {"not_judged", 1}, {"declined", 0}}));
   EXPECT_EQ(doc.at("rows").at(0).at("not_judged"), 1);
   EXPECT_EQ(doc.at("rows").at(0).at("passed"), 1);
   EXPECT_EQ(doc.at("cases").at(1).at("outcome"), "not_run");

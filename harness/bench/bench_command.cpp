@@ -16,6 +16,7 @@
 #include "harness/device.h"
 #include "harness/exit_status.h"
 #include "harness/fan_out/fan_out.h"
+#include "harness/plugin/plugin_loader.h"
 #include "harness/process/interrupt.h"
 #include "harness/registry.h"
 #include "harness/results/gbench_json.h"
@@ -56,6 +57,8 @@ std::vector<std::string> shard_arguments(const bench_options& opt, device_kind d
   if (opt.no_cpu_scale) args.push_back("--no-cpu-scale");
   if (opt.config.empty()) args.insert(args.end(), {"--sweep", opt.sweep});
   else args.insert(args.end(), {"--config", opt.config});
+  for (const std::string& p : plugin::loaded_plugins()) args.insert(args.end(), {"--plugin", p});
+  if (!opt.isolate) args.push_back("--no-isolate");
   fan_out::append_models(args, opt.models);
   return args;
 }
@@ -125,6 +128,7 @@ int run_on_devices(const bench_options& opt, const std::vector<fan_out::device_s
 }  // namespace
 
 int run_command(const command_options& opt) {
+  plugin::load_plugins(plugin::plugin_paths(opt.plugins));
   device_kind device = opt.device.empty() ? best_device() : device_from_string(opt.device);
   const shard_spec shard = opt.shard.empty() ? shard_spec{} : parse_shard(opt.shard);
   std::optional<std::vector<fan_out::device_slot>> slots;
@@ -191,6 +195,7 @@ int run_command(const command_options& opt) {
   settings.sweep_name = sweep_name;
   settings.shard = to_string(shard);
   settings.plan_digest = digest;
+  settings.isolate_plugins = opt.isolate && !plugin::loaded_plugins().empty();
   const interrupt_guard on_interrupt;  // Ctrl-C stops after the current sample, file marked incomplete
   const bench_summary summary = run_bench(points, settings);
   std::cout << '\n';

@@ -32,6 +32,8 @@ struct command_options {
   bool no_cpu_scale = false;           ///< time the sweep's full-size configs on a CPU too
   std::string shard;                   ///< "K/N": only the plan's configs p with p % N == K-1
   std::string devices;                 ///< "all", "0,1", "cpu,cpu": one shard process per device, merged
+  std::vector<std::string> plugins;    ///< --plugin: outside implementations (harness/plugin/plugin_loader.h)
+  bool isolate = true;                 ///< --isolate: a plug-in's verification of each config in a child first
 };
 
 /// Runs bench as `opt` says; returns its exit status (harness/exit_status.h; 128 + the signal when

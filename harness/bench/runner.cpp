@@ -25,6 +25,8 @@
 #include "harness/bench/timed_call.h"
 #include "harness/device.h"
 #include "harness/case_recipe.h"
+#include "harness/fan_out/fan_out.h"
+#include "harness/plugin/plugin_loader.h"
 #include "harness/registry.h"
 #include "harness/resources.h"
 #include "harness/results/gbench_json.h"
@@ -139,7 +141,7 @@ void count_row(bench_summary& summary, const case_result& row) {
   if (row.stats) ++summary.timed;
   if (row.outcome == outcome::incorrect || row.outcome == outcome::failed) ++summary.failing;
   if (row.outcome == outcome::not_run || row.outcome == outcome::not_supported ||
-      row.outcome == outcome::invalid_config)
+      row.outcome == outcome::invalid_config || row.outcome == outcome::declined)
     ++summary.skipped;
   if (row.floor && row.floor->impossible) ++summary.impossible;
 }
@@ -305,11 +307,57 @@ std::pair<std::optional<double>, std::optional<double>> time_references(run_cont
 }
 
 /// Verifies `impl` at the plan's exact config with fresh random parameters, under the verdict rules.
+/// The case verify_fused judges: the config, a seed of its own, uniform inputs, random parameters.
+gen::case_recipe verification_recipe(const case_plan& plan, const bench_settings& settings) {
+  return {plan.config.canonical, settings.seed + 7919, input_distribution::uniform, ref::param_init::randomized};
+}
+
+/// --isolate: an outside plug-in's verification of this config runs first in a child process, on
+/// verify_fused's own case (`fusebench verify --config ... --case-seed ... --only plugin:<name>`). A
+/// child that dies of a signal makes the row failed, "crashed (signal N)" with the command that
+/// replays it, and the plug-in is neither verified nor timed here; false then. (A crash that only
+/// repeated timed calls provoke is not caught this way: it ends the bench.)
+bool survives_isolated_verification(const case_plan& plan, const bench_settings& settings,
+                                    const implementation& impl, case_result& row) {
+  if (!settings.isolate_plugins || !impl.external) return true;
+  const model_entry& model = *plan.point.model;
+  const gen::case_recipe recipe = verification_recipe(plan, settings);
+  std::vector<std::string> args{"verify",
+                                "--device",
+                                std::string(to_string(settings.device)),
+                                "--model",
+                                model.id,
+                                "--config",
+                                plan.config.canonical.dump(),
+                                "--case-seed",
+                                std::to_string(recipe.seed),
+                                "--inputs",
+                                std::string(to_string(recipe.inputs)),
+                                "--params",
+                                "random",
+                                "--only",
+                                impl.name,
+                                fmt::format("--atol={}", settings.checks.atol),
+                                fmt::format("--rtol={}", settings.checks.rtol)};
+  if (!settings.checks.fp64_rule) args.push_back("--strict-fp32");
+  for (const std::string& p : plugin::loaded_plugins()) args.insert(args.end(), {"--plugin", p});
+  args.push_back("--no-isolate");
+  const fan_out::shard_process process{fan_out::own_device_slot(impl.name, settings.device), shard_spec{}, args};
+  const std::function<int()> stop = settings.stop_signal ? settings.stop_signal : std::function<int()>([] { return 0; });
+  const fan_out::shard_exit exit =
+      fan_out::run_shard_processes({process}, [](std::size_t, const std::string&) { return true; }, stop).front();
+  if (exit.signal == 0) return true;
+  std::string repro = "fusebench";
+  for (const std::string& a : args) repro += " " + (a.find_first_of(" {\"") == std::string::npos ? a : "'" + a + "'");
+  row.outcome = outcome::failed;
+  row.message = fan_out::crash_message(exit.signal) + " verifying it in an isolated process; repro: " + repro;
+  return false;
+}
+
 /// Fills the row's outcome and verification fields.
 void verify_fused(const run_context& ctx, const case_plan& plan, const implementation& impl, case_result& row) {
   const bench_settings& settings = ctx.settings;
-  const gen::case_recipe recipe{plan.config.canonical, settings.seed + 7919, input_distribution::uniform,
-                                ref::param_init::randomized};
+  const gen::case_recipe recipe = verification_recipe(plan, settings);
   const check_result check = verify_case(*plan.point.model, verify_target{impl, false}, recipe, settings.checks);
   row.outcome = check.result;
   row.message = check.result == outcome::passed ? std::string() : check.message;
@@ -421,7 +469,7 @@ void run_point(run_context& ctx, const bench_point& point) {
     ctx.check_stop();
     case_result row = make_row(*plan, impl->name);
     ctx.prog.begin_case(gbench_name(row));
-    verify_fused(ctx, *plan, *impl, row);
+    if (survives_isolated_verification(*plan, ctx.settings, *impl, row)) verify_fused(ctx, *plan, *impl, row);
     if (row.outcome == outcome::passed) {
       ctx.check_stop();
       time_fused(ctx, *plan, sets, *impl, row);

@@ -76,6 +76,9 @@ struct bench_settings {
   int warmup_calls = 3;            ///< untimed calls first (one per input set), fewer if slow
   int input_sets = 3;              ///< rotated inputs; 2 when 3 do not fit in device memory
   check_options checks;            ///< equivalence contract of the verification
+  /// --isolate with plug-ins: each plug-in's verification of a config runs first in a child process
+  /// (`fusebench verify --config ... --only plugin:<name>`), so that a crash is that row's failure.
+  bool isolate_plugins = false;
   std::string sweep_name;          ///< recorded in the environment, e.g. "quick"
   std::string shard = "1/1";       ///< recorded in the environment: the part of the plan these points are
   std::string plan_digest;         ///< recorded in the environment: plan_digest of the whole plan
@@ -94,7 +97,7 @@ struct bench_summary {
   results_file results;                ///< everything written
   int timed = 0;                       ///< cases with stats [count]
   int failing = 0;                     ///< cases incorrect (fused) or failed (any, e.g. out of memory) [count]
-  int skipped = 0;                     ///< not_run / not_supported / invalid_config [count]
+  int skipped = 0;                     ///< not_run / not_supported / invalid_config / declined [count]
   int impossible = 0;                  ///< fused cases faster than their floor [count]
   std::int64_t planned = 0;            ///< cases the run planned [count]
   int interrupted_by = 0;              ///< the signal that stopped the run; 0 when it ran to the end

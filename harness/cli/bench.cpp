@@ -22,6 +22,8 @@ constexpr const char* bench_examples = R"(Examples:
       one inline config; "model" is an id or a KernelBench number (`fusebench list` shows both)
   fusebench bench --config my_configs.json --time-cap 5
       configs from a file: {"model": "convt2d_mul_gap", "config": {...}, "label": "big"} or an array
+  fusebench bench --model 44 --plugin ./libmy_kernel.so --out mine
+      your own kernel (README "Judge your own kernel") verified, timed and floored beside ours as plugin:<name>
   fusebench report reports/run1/results.json --out reports/run1/report
   fusebench bench --sweep standard --devices all --out reports/run1
       the sweep's configs dealt over every GPU of the host (one process each), merged into one results.json
@@ -65,6 +67,7 @@ void add_bench_command(CLI::App& app, command_action& run) {
       ->check(count_within(1, bench::max_min_samples))
       ->capture_default_str();
   cmd->add_flag("--no-cpu-scale", opt->no_cpu_scale, "On a CPU, time the sweep's configs at full size");
+  add_plugin_options(cmd, opt->plugins, opt->isolate);
   add_fan_out_options(cmd, opt->shard, opt->devices, "the plan's configs i (in plan order)",
                       "their timings disturb each other");
   cmd->footer(bench_examples);

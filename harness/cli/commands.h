@@ -49,6 +49,10 @@ void add_history_command(CLI::App& app, command_action& run);
 void add_fan_out_options(CLI::App* cmd, std::string& shard, std::string& devices, const std::string& units,
                          const std::string& devices_note);
 
+/// `--plugin PATH` (repeatable; FUSEBENCH_PLUGINS adds more) and `--isolate/--no-isolate` of verify and
+/// bench: outside implementations (include/fusebench/plugin.h), judged and timed like the in-tree ones.
+void add_plugin_options(CLI::App* cmd, std::vector<std::string>& plugins, bool& isolate);
+
 /// The candidate nearest to `word` by edit distance (insertions, deletions, substitutions and
 /// swaps of neighbours count 1 each), if it is close enough to be a plausible typo (at most a third
 /// of the word, at least 1, at most 3); else "".

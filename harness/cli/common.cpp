@@ -62,6 +62,17 @@ std::string nearest_word(const std::string& word, const std::vector<std::string>
   return best_distance <= plausible ? best : std::string();
 }
 
+void add_plugin_options(CLI::App* cmd, std::vector<std::string>& plugins, bool& isolate) {
+  cmd->add_option("--plugin", plugins,
+                  "A shared library of outside implementations (include/fusebench/plugin.h), shown as plugin:<name> "
+                  "and judged like the in-tree ones; repeatable; FUSEBENCH_PLUGINS (':'-separated) adds more")
+      ->allow_extra_args(false)
+      ->check(non_empty("a library path"));
+  cmd->add_flag("--isolate,!--no-isolate", isolate,
+                "Run the plug-ins' cases in a child process, so that a crash is recorded as that case's error and "
+                "the run goes on (default: on)");
+}
+
 void add_fan_out_options(CLI::App* cmd, std::string& shard, std::string& devices, const std::string& units,
                          const std::string& devices_note) {
   cmd->add_option("--shard", shard,

@@ -61,6 +61,13 @@ void add_verify_command(CLI::App& app, command_action& run) {
                   "to stderr)");
   cmd->add_option("--junit", opt->junit_out, "Also write a JUnit XML report to FILE (for CI systems; '-': stdout)");
   cmd->add_flag("--wide", opt->wide, "Print the table with every column (Markdown); the default fits 120 columns");
+  add_plugin_options(cmd, opt->plugins, opt->isolate);
+  cmd->add_option("--only", opt->only,
+                  "Check this implementation alone (e.g. plugin:mine or fused_host), not the reference's semantics");
+  cmd->add_option("--from-case", opt->from_case, "Skip the fuzz case indices below this one (isolated children)")
+      ->group("");
+  cmd->add_option("--case-stream", opt->case_stream, "Append every verdict to FILE as a JSON line (isolated children)")
+      ->group("");
   add_fan_out_options(cmd, opt->shard, opt->devices, "the case indices i of each model", "");
   cmd->add_option("--per-device", opt->per_device,
                   "With --devices: this many shard processes on each device (one verify process leaves a GPU "
@@ -92,7 +99,8 @@ void add_verify_command(CLI::App& app, command_action& run) {
       "  fusebench verify --device cuda --cases 1000 --devices all --json verify.json\n"
       "  fusebench verify --device cuda --cases 1000 --devices all --per-device 8 --json verify.json\n"
       "  fusebench verify --device cuda --cases 1000 --seed 7 --shard 2/4 --json shard2.json"
-      "   (then: fusebench merge shard*.json --out verify.json)");
+      "   (then: fusebench merge shard*.json --out verify.json)\n"
+      "  fusebench verify --model 44 --plugin ./libmy_kernel.so --cases 100   (your own kernel: README \"Judge your own kernel\")");
   cmd->callback([opt, &run, cases, device, atol, rtol, seed] {
     opt->cases_given = cases->count() > 0;
     opt->seed_given = seed->count() > 0;

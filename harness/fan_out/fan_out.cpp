@@ -1,5 +1,8 @@
 #include "harness/fan_out/fan_out.h"
 
+#include <csignal>
+#include <cstdlib>
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -30,6 +33,25 @@ device_plan plan_devices(const std::string& devices, int per_device, const std::
                                               cuda_device_name(s.gpu), one_run_is));
   plan.slots = per_device_slots(plan.slots, per_device);
   return plan;
+}
+
+device_slot own_device_slot(const std::string& label, device_kind device) {
+  device_slot slot;
+  slot.label = label;
+  slot.cpu = device == device_kind::cpu;
+  if (!slot.cpu) {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    const std::string list = visible != nullptr && *visible != '\0' ? visible : "0";
+    slot.cuda_visible_devices = list.substr(0, list.find(','));
+    slot.gpu = 0;
+  }
+  return slot;
+}
+
+std::string crash_message(int signal) {
+  const char* name = signal == SIGSEGV ? ", SIGSEGV" : signal == SIGABRT ? ", SIGABRT" : signal == SIGBUS ? ", SIGBUS"
+                     : signal == SIGFPE ? ", SIGFPE" : signal == SIGILL ? ", SIGILL" : "";
+  return fmt::format("crashed (signal {}{})", signal, name);
 }
 
 std::vector<std::string> shard_arguments(const std::string& subcommand, device_kind device, uint64_t seed,

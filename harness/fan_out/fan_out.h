@@ -30,6 +30,14 @@ struct device_plan {
 [[nodiscard]] device_plan plan_devices(const std::string& devices, int per_device,
                                        const std::optional<device_kind>& device_given, const std::string& one_run_is);
 
+/// The slot of one child process that must run on this process's own device (verify's and bench's
+/// --isolate of plug-ins): on a GPU, CUDA_VISIBLE_DEVICES shows it the GPU this process uses (its
+/// device 0: the first it sees); on the CPU, none.
+[[nodiscard]] device_slot own_device_slot(const std::string& label, device_kind device);
+
+/// "crashed (signal N, SIGSEGV)": how a case whose isolated process died of `signal` is recorded.
+[[nodiscard]] std::string crash_message(int signal);
+
 /// The arguments every shard process gets: `subcommand --device D --seed S --shard K/N`.
 [[nodiscard]] std::vector<std::string> shard_arguments(const std::string& subcommand, device_kind device,
                                                        uint64_t seed, const shard_spec& piece);

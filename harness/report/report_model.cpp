@@ -20,6 +20,7 @@ fused_status status_of(const impl_cell& cell) {
     case outcome::failed: return fused_status::fail;
     case outcome::not_run:
     case outcome::not_supported:
+    case outcome::declined:
     case outcome::invalid_config: return fused_status::skipped;
   }
   if (!cell.stats) return fused_status::untimed;

@@ -44,7 +44,7 @@ struct impl_cell {
 enum class fused_status {
   ok,          ///< passed and timed: speedups shown
   fail,        ///< incorrect or failed: never a speedup
-  skipped,     ///< not_run, not_supported or invalid_config: never a speedup
+  skipped,     ///< not_run, not_supported, invalid_config or declined: never a speedup
   impossible,  ///< passed, but faster than the roofline floor: the timing or the floor is wrong
   untimed,     ///< passed but has no timing
   missing,     ///< this config has no result for this implementation

@@ -3,14 +3,18 @@
 #include <c10/util/Exception.h>
 #include <fmt/core.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -20,6 +24,7 @@
 #include "harness/device.h"
 #include "harness/exit_status.h"
 #include "harness/fan_out/fan_out.h"
+#include "harness/plugin/plugin_loader.h"
 #include "harness/process/build_info.h"
 #include "harness/process/interrupt.h"
 #include "harness/results/detail/atomic_file.h"
@@ -97,11 +102,13 @@ void write_output(const std::string& path, const std::string& content) {
   fb::detail::write_file_atomically(path, content);
 }
 
-/// The command that replays a case exactly (config, seed, distribution, regime, device, tolerances).
+/// The command that replays a case exactly (config, seed, distribution, regime, device, tolerances;
+/// the plug-ins loaded, for a plug-in's case).
 std::string repro_line(const model_entry& model, const gen::case_recipe& recipe, device_kind device,
-                       const check_options& checks) {
+                       const check_options& checks, const std::string& implementation) {
+  const bool external = implementation.rfind(plugin::name_prefix, 0) == 0;
   return gen::repro_command(model, recipe, device) + fmt::format(" --atol {} --rtol {}", checks.atol, checks.rtol) +
-         (checks.fp64_rule ? "" : " --strict-fp32");
+         (checks.fp64_rule ? "" : " --strict-fp32") + (external ? plugin::plugin_arguments() : std::string());
 }
 
 /// Everything a run shares: options, device, the report and where failures go.
@@ -126,6 +133,7 @@ struct verify_run {
     }
     return true;
   }
+  std::unique_ptr<std::ofstream> stream;  ///< --case-stream: every verdict, a JSON line each, flushed
 
   /// Records one verdict; prints a failure with its repro line and saves a bundle when asked.
   void record(const model_entry& model, const std::string& implementation, const std::string& against, int index,
@@ -147,8 +155,9 @@ struct verify_run {
                            "",
                            ""};
     std::string line;  // the failure's lines, printed with the verdict
-    if (r.result != outcome::passed) {
-      rec.repro = repro_line(model, recipe, device, checks);
+    if (r.result != outcome::passed) rec.repro = repro_line(model, recipe, device, checks, implementation);
+    // A declined case is no failure: counted in its own column, its reason in the JSON, not printed.
+    if (r.result != outcome::passed && r.result != outcome::declined) {
       line = fmt::format("{} {} case {}: {}: {} [rule {}]\n    repro: {}", model.id, implementation, index,
                                      to_string(r.result), r.message, to_string(r.rule), rec.repro);
       if (!opt.save_failures.empty() && judged != nullptr) {
@@ -209,6 +218,8 @@ struct verify_run {
     for (const held_verdict& v : pending) {
       if (!v.line.empty()) fmt::print(stderr, "{}{}\n", tty ? "\r" : "", v.line);
       report.add(v.rec, v.r, v.against);
+      // Written through at once: the verdicts before a crash reach the parent (run_isolated).
+      if (stream) *stream << verdict_to_json(v.rec, v.r).dump() << std::endl;
     }
     pending.clear();
   }
@@ -285,6 +296,117 @@ fuzz_budget fuzz_budget_of(const verify_options& opt, device_kind device) {
   return device == device_kind::cuda ? fuzz_budget::cuda() : fuzz_budget::cpu();
 }
 
+/// Whether this process runs the plug-ins' targets in child processes (--isolate, the default when
+/// plug-ins are loaded, in a fuzz run); an isolated child itself (--only) runs its one target
+/// in-process, and so does a --config replay (a crash's repro line then shows the crash itself).
+bool isolating(const verify_options& opt) {
+  return opt.isolate && opt.only.empty() && opt.config.empty() && !plugin::loaded_plugins().empty();
+}
+
+/// The targets this process checks itself: --only's one, else every target of the device but the
+/// plug-ins' when they run isolated.
+std::vector<verify_target> in_process_targets(const verify_options& opt, const model_entry& model, device_kind device) {
+  std::vector<verify_target> kept;
+  for (verify_target& t : verify_targets(model, device)) {
+    const bool skip = !opt.only.empty() ? t.is_reference || t.candidate.name != opt.only
+                                        : isolating(opt) && t.candidate.external;
+    if (!skip) kept.push_back(std::move(t));
+  }
+  return kept;
+}
+
+/// The plug-ins' targets that run in child processes (none unless isolating).
+std::vector<verify_target> isolated_targets(const verify_options& opt, const model_entry& model, device_kind device) {
+  std::vector<verify_target> isolated;
+  if (!isolating(opt)) return isolated;
+  for (verify_target& t : verify_targets(model, device))
+    if (!t.is_reference && t.candidate.external) isolated.push_back(std::move(t));
+  return isolated;
+}
+
+/// Case i of a fuzz run: a function of (seed, i), with --inputs and --params applied.
+gen::case_recipe fuzz_recipe(const verify_options& opt, const model_entry& model, const fuzz_budget& budget, int i) {
+  gen::case_recipe recipe = gen::sample_case(model, budget, opt.seed, i);
+  if (!opt.inputs.empty()) recipe.inputs = *input_distribution_from_string(opt.inputs);
+  if (!opt.params.empty()) recipe.params = *param_init_from_string(opt.params);
+  return recipe;
+}
+
+/// The arguments of an isolated child: this run's cases of `model` (its shard) from index `from` on,
+/// only `implementation`, every verdict streamed to `stream_path`.
+std::vector<std::string> isolated_arguments(const verify_run& run, const model_entry& model,
+                                            const std::string& implementation, int from,
+                                            const std::string& stream_path) {
+  const verify_options& opt = run.opt;
+  std::vector<std::string> args = fan_out::shard_arguments("verify", run.device, opt.seed, run.report.shard);
+  args.insert(args.end(), {"--cases", std::to_string(opt.cases), fmt::format("--atol={}", run.checks.atol),
+                           fmt::format("--rtol={}", run.checks.rtol), "--model", model.id, "--only", implementation,
+                           "--from-case", std::to_string(from), "--case-stream", stream_path, "--no-isolate"});
+  if (!opt.inputs.empty()) args.insert(args.end(), {"--inputs", opt.inputs});
+  if (!opt.params.empty()) args.insert(args.end(), {"--params", opt.params});
+  if (!opt.case_size.empty()) args.insert(args.end(), {"--case-size", opt.case_size});
+  if (!run.checks.fp64_rule) args.push_back("--strict-fp32");
+  if (!opt.save_failures.empty()) args.insert(args.end(), {"--save-failures", opt.save_failures});
+  for (const std::string& p : plugin::loaded_plugins()) args.insert(args.end(), {"--plugin", p});
+  return args;
+}
+
+/// --isolate: a plug-in's cases of `model` in a child process (`fusebench verify --only plugin:<name>`,
+/// the fan-out's process runner), its verdicts streamed back line by line. A child that dies of a
+/// signal took the case after its last verdict with it: that case is recorded failed, "crashed
+/// (signal N)", with its repro line, and a new child goes on from the next case.
+void run_isolated(verify_run& run, const model_entry& model, const verify_target& target, const fuzz_budget& budget) {
+  const verify_options& opt = run.opt;
+  const shard_spec shard = run.report.shard;
+  const std::string scratch =
+      fan_out::make_scratch_folder(std::filesystem::temp_directory_path().string(), "fusebench-isolate-");
+  int first = shard.index - 1;  // the shard's first case index
+  fmt::print(stderr, "verify: {} {}: its cases in an isolated child process (--isolate)\n", model.id,
+             target.candidate.name);
+  for (int child = 0;; ++child) {
+    const std::string stream_path = (std::filesystem::path(scratch) / fmt::format("verdicts-{}.jsonl", child)).string();
+    const fan_out::shard_process process{fan_out::own_device_slot(target.candidate.name, run.device), shard, isolated_arguments(run, model, target.candidate.name, first, stream_path)};
+    // The child's failure lines (a case, its repro, its bundle) and progress are passed on; its header
+    // and a crash's backtrace are not (the crash is recorded below).
+    const auto hook = [&model](std::size_t, const std::string& line) {
+      return !(line.rfind(model.id + " ", 0) == 0 || line.rfind("    ", 0) == 0 || line.rfind('[', 0) == 0);
+    };
+    const fan_out::shard_exit exit = fan_out::run_shard_processes({process}, hook, stop_signal).front();
+    int last = -1;
+    std::ifstream in(stream_path);
+    for (std::string line; std::getline(in, line);) {
+      json j;
+      try {
+        j = json::parse(line);
+      } catch (const json::exception&) {
+        break;  // the last line, cut short by the crash
+      }
+      auto [record, check] = verdict_from_json(j, stream_path);
+      last = std::max(last, record.index);
+      run.report.add(record, check, expectation_name(target));
+    }
+    if (stop_signal() != 0) break;
+    if (exit.signal == 0) {
+      if (exit.exit_code == exit_ok || exit.exit_code == exit_failure) break;
+      throw std::runtime_error("isolated plug-in process " + fan_out::describe_exit(process, exit));
+    }
+    const int crashed = last >= 0 ? last + shard.count : first;
+    if (crashed >= opt.cases) {
+      run.report.notes.push_back(fmt::format("{} {}: the isolated process died of signal {} after its last case",
+                                             model.id, target.candidate.name, exit.signal));
+      break;
+    }
+    check_result r;
+    r.result = outcome::failed;
+    r.message = fan_out::crash_message(exit.signal);
+    run.record(model, target.candidate.name, expectation_name(target), crashed, fuzz_recipe(opt, model, budget, crashed),
+               nullptr, r, 0.0);
+    first = crashed + shard.count;
+    if (first >= opt.cases) break;
+  }
+  fb::detail::remove_tree(scratch);
+}
+
 /// The fuzz: `cases` recipes per model (those of the report's shard); fused targets on the recipe,
 /// the reference's semantics on it when the loop oracle can afford it, else on an oracle-sized case
 /// drawn for the same index. Case i is a function of (seed, i) alone, so a shard draws exactly the
@@ -303,8 +425,10 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
   const auto stopped = [&] { return run.stop_requested(done, total); };
   for (const model_entry* model : models) {
     if (stopped()) break;
-    const std::vector<verify_target> targets = verify_targets(*model, run.device);
-    for (int i = shard.index - 1; i < opt.cases; i += shard.count) {
+    const std::vector<verify_target> targets = in_process_targets(opt, *model, run.device);
+    int first = shard.index - 1;
+    while (first < opt.from_case) first += shard.count;  // an isolated child going on after a crash
+    for (int i = first; i < opt.cases; i += shard.count) {
       if (stopped()) break;
       gen::case_recipe recipe = gen::sample_case(*model, budget, opt.seed, i);
       if (!opt.inputs.empty()) recipe.inputs = *input_distribution_from_string(opt.inputs);
@@ -361,6 +485,10 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
                    total, model->id, i, elapsed, elapsed / done * (total - done), failures, run.tty ? "" : "\n");
       }
     }
+    for (const verify_target& target : isolated_targets(opt, *model, run.device)) {
+      if (stopped()) break;
+      run_isolated(run, *model, target, budget);
+    }
     if (!opt.inputs.empty() || !opt.params.empty())
       run.report.notes.push_back(fmt::format("{}: only {} inputs and {} parameters were drawn (--inputs/--params)",
                                              model->id, opt.inputs.empty() ? "all" : opt.inputs,
@@ -373,7 +501,7 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
 void run_config(verify_run& run, const model_entry& model, const parsed_config& config,
                 const std::optional<tensor_map>& user_tensors, int done_before, int planned) {
   const verify_options& opt = run.opt;
-  const std::vector<verify_target> targets = verify_targets(model, run.device);
+  const std::vector<verify_target> targets = in_process_targets(opt, model, run.device);
   const bool affordable = oracle_affordable(model, config);
   if (!affordable)
     run.report.notes.push_back(fmt::format(
@@ -509,6 +637,9 @@ std::vector<std::string> shard_arguments(const verify_options& opt, const std::v
   if (!opt.case_size.empty()) args.insert(args.end(), {"--case-size", opt.case_size});
   if (!checks.fp64_rule) args.push_back("--strict-fp32");
   if (!opt.save_failures.empty()) args.insert(args.end(), {"--save-failures", opt.save_failures});
+  for (const std::string& p : plugin::loaded_plugins()) args.insert(args.end(), {"--plugin", p});
+  if (!opt.isolate) args.push_back("--no-isolate");
+  if (!opt.only.empty()) args.insert(args.end(), {"--only", opt.only});
   std::vector<std::string> ids;
   for (const model_entry* m : models) ids.push_back(m->id);
   fan_out::append_models(args, ids);
@@ -596,10 +727,25 @@ std::optional<int> run_on_devices(verify_run& run, const std::vector<fan_out::de
   return std::nullopt;
 }
 
+/// --only names an implementation that some selected model has on `device`.
+void require_only_exists(const verify_options& opt, const std::vector<const model_entry*>& models, device_kind device) {
+  if (opt.only.empty()) return;
+  std::vector<std::string> names;
+  for (const model_entry* m : models)
+    for (const verify_target& t : verify_targets(*m, device)) {
+      if (!t.is_reference && t.candidate.name == opt.only) return;
+      if (!t.is_reference && std::find(names.begin(), names.end(), t.candidate.name) == names.end())
+        names.push_back(t.candidate.name);
+    }
+  throw std::invalid_argument(fmt::format("--only {}: no such implementation on {} for the selected model(s) (there: {})",
+                                          opt.only, to_string(device), fmt::join(names, ", ")));
+}
+
 }  // namespace
 
 int run(const options& opt) {
   validate(opt);
+  plugin::load_plugins(plugin::plugin_paths(opt.plugins));
   std::optional<json> given;
   if (!opt.config.empty()) given = read_config_argument(opt.config);
   std::optional<loaded_bundle> bundle;  // config.json read once above, parsed once here
@@ -643,6 +789,10 @@ int run(const options& opt) {
   // and the exit status is 128 + the signal (130, 143), as bench does.
   const interrupt_guard stop_after_case;
   verify_run run{opt, device, checks, {}, isatty(fileno(stderr)) != 0};
+  if (!opt.case_stream.empty()) {
+    run.stream = std::make_unique<std::ofstream>(opt.case_stream, std::ios::app);
+    if (!*run.stream) throw std::invalid_argument("--case-stream " + opt.case_stream + ": cannot write the file");
+  }
   run.report.device = device_name(device);
   run.report.git_commit = describe_build().git_commit;
   run.report.seed = opt.seed;
@@ -663,6 +813,7 @@ int run(const options& opt) {
     run_bundle(run, opt.config, *bundle);
   } else if (given) {
     const std::vector<const model_entry*> models = selected_models(opt, given);
+    require_only_exists(opt, models, device);
     // The config parsed once per model: an invalid config, or one that cannot fit, exits 2 before any work.
     std::vector<parsed_config> configs;
     for (const model_entry* m : models) {
@@ -685,6 +836,7 @@ int run(const options& opt) {
       run_config(run, *models[k], configs[k], user_tensors, per_model * static_cast<int>(k), planned);
   } else {
     const std::vector<const model_entry*> models = selected_models(opt, given);
+    require_only_exists(opt, models, device);
     for (const model_entry* m : models) run.report.scope.models.push_back(m->id);
     fmt::print(stderr, "verify: {} model(s) x {} case(s){} on {} (seed {}, atol {}, rtol {})\n", models.size(),
                opt.cases,

@@ -36,6 +36,11 @@ struct options {
   std::string case_size;  ///< --case-size: "" the device's own fuzz sizes, else cpu or oracle
   bool strict_fp32 = false;
   bool wide = false;    ///< --wide: the table with every column (the default fits 120 columns)
+  std::vector<std::string> plugins;  ///< --plugin: outside implementations (harness/plugin/plugin_loader.h)
+  bool isolate = true;               ///< --isolate: plug-in cases in a child process (only with plug-ins)
+  std::string only;                  ///< --only: check this implementation alone (no reference check)
+  int from_case = 0;                 ///< --from-case: fuzz case indices below this are skipped (isolation)
+  std::string case_stream;           ///< --case-stream: append each verdict to FILE as a JSON line (isolation)
   bool cases_given = false, atol_given = false, rtol_given = false, device_given = false, seed_given = false;
 };
 

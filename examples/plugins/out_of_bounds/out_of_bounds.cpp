@@ -1,0 +1,36 @@
+/// A plug-in for KernelBench #44 whose values are right but which writes one element past its output
+/// (an off-by-one `<=` in a "zero the output first" loop): fusebench's guard canaries around the output
+/// catch it (mismatch out_of_bounds).
+#include "../common/mul_gap_plugin.h"
+
+namespace {
+
+int run(const fusebench_call* call, void*, char* error, size_t error_size) {
+  example::problem p{};
+  example::tensors t;
+  if (!example::read_problem(&call->config, &p, error, error_size) || !example::read_tensors(call, &t, error, error_size))
+    return 1;
+  for (int64_t i = 0; i <= p.batch * p.out_channels; ++i) t.out[i] = 0.0f;  // the bug: <= writes out[B*C_out]
+  example::run_host(p, t, static_cast<double*>(call->workspace));
+  return 0;
+}
+
+size_t workspace_bytes(const fusebench_config* config, fusebench_device, void*) {
+  example::problem p{};
+  char ignored[8];
+  return example::read_problem(config, &p, ignored, sizeof ignored) ? example::tap_sum_bytes(p) : 0;
+}
+
+}  // namespace
+
+FUSEBENCH_PLUGIN_DEFINE_ABI_VERSION()
+
+extern "C" FUSEBENCH_PLUGIN_EXPORT int fusebench_plugin_init(const fusebench_host* host) {
+  fusebench_implementation impl{};
+  impl.model = "44";
+  impl.name = "mul_gap_past_the_end";
+  impl.devices = FUSEBENCH_DEVICES_CPU;
+  impl.run = run;
+  impl.workspace_bytes = workspace_bytes;
+  return host->add_implementation(host, &impl);
+}
