@@ -121,12 +121,15 @@ verify_row verify_report::totals() const {
   return t;
 }
 
-json verdict_to_json(const verify_case_record& c, const check_result& r) {
+namespace {
+
+/// One case record as the report's "cases" hold it (the seed a decimal string).
+json case_record_to_json(const verify_case_record& c) {
   return {{"model", c.model},
           {"implementation", c.implementation},
           {"index", c.index},
           {"config", c.config},
-          {"case_seed", c.case_seed},
+          {"case_seed", seed_to_json(c.case_seed)},
           {"inputs", c.inputs},
           {"params", c.params},
           {"outcome", std::string(to_string(c.result))},
@@ -136,10 +139,17 @@ json verdict_to_json(const verify_case_record& c, const check_result& r) {
           {"worst_error_over_bound", c.worst_ratio},
           {"seconds", c.seconds},
           {"repro", c.repro},
-          {"bundle", c.bundle},
-          {"impl_vs_fp64", r.candidate_vs_fp64},
-          {"reference_fp32_vs_fp64", r.expected_vs_fp64},
-          {"conditioning", r.conditioning}};
+          {"bundle", c.bundle}};
+}
+
+}  // namespace
+
+json verdict_to_json(const verify_case_record& c, const check_result& r) {
+  json line = case_record_to_json(c);
+  line["impl_vs_fp64"] = r.candidate_vs_fp64;
+  line["reference_fp32_vs_fp64"] = r.expected_vs_fp64;
+  line["conditioning"] = r.conditioning;
+  return line;
 }
 
 std::pair<verify_case_record, check_result> verdict_from_json(const json& j, const std::string& source) {
@@ -150,7 +160,7 @@ std::pair<verify_case_record, check_result> verdict_from_json(const json& j, con
   c.implementation = r.get<std::string>(j, p, "implementation");
   c.index = r.get<int>(j, p, "index");
   c.config = r.field(j, p, "config");
-  c.case_seed = r.get<uint64_t>(j, p, "case_seed");
+  c.case_seed = r.seed(j, p, "case_seed");
   c.inputs = r.get<std::string>(j, p, "inputs");
   c.params = r.get<std::string>(j, p, "params");
   const std::optional<outcome> result = outcome_from_string(r.get<std::string>(j, p, "outcome"));
@@ -301,22 +311,7 @@ json verify_report_to_json(const verify_report& report) {
                     {"max_conditioning", r.max_conditioning},
                     {"seconds", r.seconds}});
   json cases = json::array();
-  for (const verify_case_record& c : report.cases)
-    cases.push_back({{"model", c.model},
-                     {"implementation", c.implementation},
-                     {"index", c.index},
-                     {"config", c.config},
-                     {"case_seed", seed_to_json(c.case_seed)},
-                     {"inputs", c.inputs},
-                     {"params", c.params},
-                     {"outcome", std::string(to_string(c.result))},
-                     {"decided_by", std::string(to_string(c.rule))},
-                     {"message", c.message},
-                     {"max_abs_error", c.max_abs},
-                     {"worst_error_over_bound", c.worst_ratio},
-                     {"seconds", c.seconds},
-                     {"repro", c.repro},
-                     {"bundle", c.bundle}});
+  for (const verify_case_record& c : report.cases) cases.push_back(case_record_to_json(c));
   const verify_row t = report.totals();
   return {{"schema", verify_schema_name},
           {"version", verify_schema_version},
