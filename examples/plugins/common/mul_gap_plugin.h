@@ -125,6 +125,14 @@ EXAMPLE_HOST_DEVICE float output_element(const problem& p, const double* tap_sum
   return static_cast<size_t>(p.batch * p.in_channels * p.kernel_size * p.kernel_size) * sizeof(double);
 }
 
+/// The ABI's workspace query (fusebench_implementation::workspace_bytes) for every example: the tap
+/// sums of the config, 0 where it does not read (run then reports the config's error).
+inline size_t workspace_bytes(const fusebench_config* config, fusebench_device, void*) {
+  problem p{};
+  char ignored[8];
+  return read_problem(config, &p, ignored, sizeof ignored) ? tap_sum_bytes(p) : 0;
+}
+
 /// The host path: tap sums from a 2-D prefix sum of each (b, ci) plane, then the outputs.
 /// `drop_border`: sum the whole plane for every tap (the mistake of examples/plugins/wrong_border).
 inline void run_host(const problem& p, const tensors& t, double* tap_sums, bool drop_border = false) {

@@ -33,12 +33,6 @@ int run(const fusebench_call* call, void*, char* error, size_t error_size) {
   return 0;
 }
 
-size_t workspace_bytes(const fusebench_config* config, fusebench_device, void*) {
-  example::problem p{};
-  char ignored[8];
-  return example::read_problem(config, &p, ignored, sizeof ignored) ? example::tap_sum_bytes(p) : 0;
-}
-
 #ifdef EXAMPLE_MAX_KERNEL
 int supports(const fusebench_config* config, fusebench_device, void*, char* reason, size_t reason_size) {
   double k = 0;
@@ -68,7 +62,7 @@ extern "C" FUSEBENCH_PLUGIN_EXPORT int fusebench_plugin_init(const fusebench_hos
   impl.devices |= FUSEBENCH_DEVICES_CUDA;
 #endif
   impl.run = run;
-  impl.workspace_bytes = workspace_bytes;
+  impl.workspace_bytes = example::workspace_bytes;
 #ifdef EXAMPLE_MAX_KERNEL
   impl.supports = supports;
 #endif

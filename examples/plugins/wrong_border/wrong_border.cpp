@@ -16,12 +16,6 @@ int run(const fusebench_call* call, void*, char* error, size_t error_size) {
   return 0;
 }
 
-size_t workspace_bytes(const fusebench_config* config, fusebench_device, void*) {
-  example::problem p{};
-  char ignored[8];
-  return example::read_problem(config, &p, ignored, sizeof ignored) ? example::tap_sum_bytes(p) : 0;
-}
-
 }  // namespace
 
 FUSEBENCH_PLUGIN_DEFINE_ABI_VERSION()
@@ -32,6 +26,6 @@ extern "C" FUSEBENCH_PLUGIN_EXPORT int fusebench_plugin_init(const fusebench_hos
   impl.name = "mul_gap_no_border";
   impl.devices = FUSEBENCH_DEVICES_CPU;
   impl.run = run;
-  impl.workspace_bytes = workspace_bytes;
+  impl.workspace_bytes = example::workspace_bytes;
   return host->add_implementation(host, &impl);
 }
