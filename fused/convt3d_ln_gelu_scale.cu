@@ -11,11 +11,13 @@
 // mma.sync m16n8k16 f64 (fused/common/mma_f64.cuh). fp32 inputs, fp64 products (exact) and fp64
 // sums, one rounding to fp32: no TF32, no split-precision terms, no compensation. A block of 4
 // warps holds one sample, <= 64 output channels, one d base and tile_h h bases of one (d, h)
-// phase pair, and every w phase: whole W' rows. Two blocks per SM where the tile fits in 113 KB
-// (the default: x box of 32 channels in fp64 54 KB, row buffer 35 KB).
+// phase pair, and every w phase: whole W' rows. Three blocks per SM (168 registers) where the tile
+// fits in 75 KB (the default: x box of 32 channels in fp64 54 KB, phase 0's rows 17 KB: 73.5 KB),
+// else two or one.
 //
 // The epilogue: each w phase's accumulators go to a row buffer in shared memory (each row its w
-// phases one after the other, W' | 1 floats per row); after the last w phase a thread per row takes
+// phases one after the other); the last w phase's go into the staged x's memory once every warp's
+// k16 loop is done with it (a split row buffer, where it fits); after the last w phase a thread per row takes
 // the fp64 mean and the fp64 sum of centred squares (biased variance; 4 interleaved partial sums),
 // normalises its row in fp64, rounds once to fp32, applies exact GELU in fp32 as PyTorch writes it
 // (0.5 u (1 + erff(u / sqrt 2))) and the scale, and stores the row in w' order, 16 bytes at a time
@@ -49,7 +51,7 @@ __global__ void __launch_bounds__(k_arrange_threads) arrange_kernel(const __grid
   if (item < detail::arrange_items(pl)) detail::arrange_item(pl, a, item);
 }
 
-__global__ void __launch_bounds__(conv::k_threads, 2) pass_kernel(const __grid_constant__ plan pl,
+__global__ void __launch_bounds__(conv::k_threads, conv::k_blocks_per_sm) pass_kernel(const __grid_constant__ plan pl,
                                                                   const __grid_constant__ args a) {
   extern __shared__ float4 smem4[];
   conv::mma_device_exec ex;

@@ -168,7 +168,7 @@ TEST(FusedConvT3dLnGeluScaleTile, HostMmaIsTheMatrixProductOfTheFragments) {
 // The default geometry (k 4, s 2, p 1, C_out = W' = 64): 32 w bases per w phase (33 in all), two
 // warp columns of 32 channels, tile_h 2 (64 positions per pass: one pass per w phase), all 32 input
 // channels staged once (2 x 3 x 34 fp64 per channel, stride 212 = 4 mod 16), K = 256 = 16 steps,
-// two blocks per SM.
+// the row buffer split (the last w phase's values in x's memory), three blocks per SM.
 TEST(FusedConvT3dLnGeluScale, DefaultPlan) {
   const ln::problem def{32, 32, 64, 16, 32, 32, 4, 2, 1, 1e-5, 1.0};
   const ln::detail::plan pl = ln::detail::make_plan(def);
@@ -186,12 +186,17 @@ TEST(FusedConvT3dLnGeluScale, DefaultPlan) {
   EXPECT_EQ(g.qd_slots, 16);
   EXPECT_EQ(g.h_tiles, 16);
   EXPECT_EQ(g.n_blocks, 32 * 4 * 16 * 16);
-  // Rows phase-major (2 w phases of 32 w bases), 64 floats made odd.
+  // Rows phase-major (2 w phases of 32 w bases): phase 0 in the region, phase 1 in x's memory, both
+  // 33 floats per row (32 made odd).
   EXPECT_EQ(ln::detail::phase_offset(g, 1), 32);
-  EXPECT_EQ(pl.row_stride, 65);
-  // x 32 x 212 x 8 + koff 256 x 4, then 64 columns of 16 + 4 bytes and 128 LayerNorm rows of 65 x 4.
-  EXPECT_EQ(pl.smem_bytes, 54272u + 1024u + 64u * 20u + 128u * 260u);
-  EXPECT_LE(pl.smem_bytes, conv::k_smem_two_per_sm_bytes);
+  EXPECT_TRUE(pl.last_into_x);
+  EXPECT_EQ(pl.n_a, 32);
+  EXPECT_EQ(pl.row_stride, 33);
+  // x 32 x 212 x 8 + koff 256 x 4, then 64 columns of 16 + 4 bytes and 128 LayerNorm rows of 33 x 4.
+  EXPECT_EQ(pl.smem_bytes, 54272u + 1024u + 64u * 20u + 128u * 132u);
+  EXPECT_LE(pl.smem_bytes, conv::k_smem_three_per_sm_bytes);
+  // The last phase's rows fit in x's memory.
+  EXPECT_LE(128u * 132u, g.x_bytes);
   // Workspace: the arranged weights, 8 phases x 16 steps x 8 n8 tiles x 32 lanes x 4 floats, the
   // koff tables, 8 phases x 16 steps x 16 ints, and the alignment.
   EXPECT_EQ(ln::workspace_bytes(def), 8u * 16u * 8u * 32u * 4u * 4u + 8u * 16u * 16u * 4u + 256u);
@@ -253,6 +258,25 @@ RC_GTEST_PROP(FusedConvT3dLnGeluScaleMath, RowMomentsAreCentredAndBiased, ()) {
   RC_ASSERT(std::fabs(rn.mean - static_cast<double>(mean)) <= 1e-15 * (std::fabs(static_cast<double>(mean)) + 1.0));
   const double want = static_cast<double>(1.0L / std::sqrt(var + eps));
   RC_ASSERT(std::fabs(rn.rstd - want) <= 1e-12 * want);
+}
+
+// A row held as two segments (the split row buffer: the last w phase's values in x's memory) has
+// bitwise the moments of the same values held whole, wherever the split falls (the partial sums
+// are rotated around the second segment, so value j still goes to partial j % 4).
+RC_GTEST_PROP(FusedConvT3dLnGeluScaleMath, RowMomentsOfTwoSegmentsAreTheWholeRowsMoments, ()) {
+  const int n = *rc::gen::inRange(1, 129);
+  const int n_a = *rc::gen::inRange(0, n + 1);
+  const double eps = *rc::gen::element(1e-6, 1e-5, 0.5);
+  std::mt19937_64 rng(*rc::gen::arbitrary<uint64_t>());
+  std::normal_distribution<float> n01(0.0f, 1.0f);
+  std::vector<float> row(static_cast<std::size_t>(n));
+  for (float& v : row) v = 3.0f + n01(rng);
+  // The two segments apart in memory, as in the kernel.
+  const std::vector<float> a(row.begin(), row.begin() + n_a), b(row.begin() + n_a, row.end());
+  const ln::detail::row_norm whole = ln::detail::row_moments(row.data(), n, eps);
+  const ln::detail::row_norm split = ln::detail::row_moments(a.data(), n_a, b.data(), n - n_a, eps);
+  RC_ASSERT(std::memcmp(&whole.mean, &split.mean, sizeof(double)) == 0);
+  RC_ASSERT(std::memcmp(&whole.rstd, &split.rstd, sizeof(double)) == 0);
 }
 
 // Exact erf GELU (not the tanh form, which differs by up to 4.7e-4), in fp32 as PyTorch writes it:

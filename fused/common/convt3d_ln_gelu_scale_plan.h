@@ -64,8 +64,17 @@ inline std::size_t ln_region_bytes(int64_t rows, int row_stride, int64_t w_out) 
 
 /// The row buffer's layout: a row holds its w phases one after the other, each with its w bases in
 /// order (phase rw starts at phase_offset), so an accumulator fragment's 8 consecutive positions
-/// are consecutive floats and a row is n values without gaps; rows are W' | 1 floats apart (odd:
-/// the statistics' thread per row reads 32 rows in 32 different banks).
+/// are consecutive floats and a row is n values without gaps; rows are an odd number of floats
+/// apart (the statistics' thread per row reads 32 rows in 32 different banks).
+///
+/// Where the block's last w phase runs in one position pass and its values fit in the staged x's
+/// memory, the row buffer is split (plan::last_into_x): the region holds phases 0 .. s-2 (n_a
+/// values per row), and the last phase's values go into x's memory once the k16 loops are done,
+/// rows as far apart as the region's. A block then needs ~16 KB less (the default: three blocks per
+/// SM instead of two). Row r's values are two segments, (region rows + r stride, n_a values) and
+/// (x rows + r stride, the rest); the finish's places index both from the first segment's start
+/// (x's memory lies before the region, at a fixed distance: negative places), so no value is found
+/// through a branch.
 FB_HOST_DEVICE int phase_offset(const conv::geometry& g, int rw) {
   int off = 0;
   for (int r = 0; r < rw; ++r) off += g.order[2].count(r);
@@ -76,7 +85,9 @@ FB_HOST_DEVICE int phase_offset(const conv::geometry& g, int rw) {
 struct plan {
   conv::geometry g;
   int64_t w_out;       ///< W' == C_out: the LayerNorm row length
-  int row_stride;      ///< floats per row in the row buffer: W' rounded up to odd (phase_offset)
+  bool last_into_x;    ///< the last w phase's values go into x's memory (phase_offset)
+  int n_a;             ///< values per row in the region's row buffer: W', or phases 0 .. s-2
+  int row_stride;      ///< floats from one row to the next, in the region and in x's memory: odd
   int group_ch;        ///< channels of a block's LayerNorm rows: min(C_out, conv::k_group)
   int64_t ln_rows;     ///< LayerNorm rows a block holds: tile_h x group_ch
   std::size_t workspace_bytes;  ///< the arranged weights (fp32), the koff tables and the alignment
@@ -95,6 +106,8 @@ inline plan make_plan(const problem& p, int64_t max_chunk_ci = 0) {
           "gives W' = (width-1)*stride - 2*padding + kernel_size, which must equal out_channels "
           "(LayerNorm(out_channels) normalises the last dim); W'",
           w_out);
+  require(p.in_channels * p.depth * p.height * p.width < (int64_t{1} << 31), m, "in_channels*depth*height*width",
+          "must be < 2^31 (a sample's input is indexed in 32 bits)", p.in_channels * p.depth * p.height * p.width);
   require(w_out <= k_max_row, m, "out_channels",
           "must be <= 128 (a block holds whole rows of W' = out_channels in shared memory)", w_out);
   require(p.eps > 0.0 && std::isfinite(p.eps), m, "eps", "must be finite and > 0 (x1e9)",
@@ -103,12 +116,36 @@ inline plan make_plan(const problem& p, int64_t max_chunk_ci = 0) {
 
   plan pl{};
   pl.w_out = w_out;
-  pl.row_stride = static_cast<int>(w_out | 1);
   pl.group_ch = static_cast<int>(p.out_channels < conv::k_group ? p.out_channels : conv::k_group);
-  const bool fits = conv::make_geometry(
-      pl.g, p.batch, p.in_channels, p.out_channels, p.depth, p.height, p.width, p.kernel_size, p.stride, p.padding,
-      [&](int tile_h) { return ln_region_bytes(static_cast<int64_t>(tile_h) * pl.group_ch, pl.row_stride, w_out); },
-      max_chunk_ci);
+  // The last w phase's bases, and the values of the phases before it (phase_order: the phases of
+  // one dimension are the same for every block).
+  const phase_order w_order = phase_order_of(
+      phase_dim{p.width, w_out, p.kernel_size, p.stride, p.padding});
+  const int s = static_cast<int>(p.stride);
+  const int n_last = w_order.count(s - 1);
+  const int n_before = static_cast<int>(w_out) - n_last;
+  // First with the split row buffer (the last phase in x's memory), where that phase runs in one
+  // position pass; then, if x's memory turns out too small for it, with whole rows in the region.
+  bool fits = false;
+  for (const bool split : {true, false}) {
+    pl.last_into_x = split;
+    pl.n_a = split ? n_before : static_cast<int>(w_out);
+    pl.row_stride = (split && n_last > n_before ? n_last : pl.n_a) | 1;
+    fits = conv::make_geometry(
+        pl.g, p.batch, p.in_channels, p.out_channels, p.depth, p.height, p.width, p.kernel_size, p.stride, p.padding,
+        [&](int tile_h) {
+          // A tile whose last phase needs several position passes keeps whole rows in the region.
+          const int cap = (p.out_channels > conv::k_warp_n ? conv::k_warps / 2 : conv::k_warps) * conv::k_warp_m;
+          const int stride = split && tile_h * n_last <= cap ? pl.row_stride : static_cast<int>(w_out | 1);
+          return ln_region_bytes(static_cast<int64_t>(tile_h) * pl.group_ch, stride, w_out);
+        },
+        max_chunk_ci);
+    if (!split || !fits) break;
+    const int cap = pl.g.warp_rows * conv::k_warp_m;
+    const std::size_t x_rows_bytes =
+        static_cast<std::size_t>(pl.g.tile_h) * pl.group_ch * static_cast<std::size_t>(pl.row_stride) * sizeof(float);
+    if (pl.g.tile_h * n_last <= cap && x_rows_bytes <= pl.g.x_bytes) break;
+  }
   require(fits, m, "kernel_size",
           "too large for the stride: one input channel's box (ceil(k/s) x ceil(k/s) lines of about W'/s + "
           "ceil(k/s) fp64 values) must fit in shared memory beside one row of W' outputs; ceil(k/s)",
@@ -215,48 +252,73 @@ FB_HOST_DEVICE void store_f4(float* p, const float (&v)[4]) {
 #endif
 }
 
-/// The statistics of the n fp32 values row[0..n): the fp64 sum in index order over 4 interleaved
-/// partial sums (independent dependency chains; value j goes to partial j mod 4), combined as
-/// (0 + 1) + (2 + 3); the mean; then the biased variance from the centred values the same way
-/// (never E[y^2] - E[y]^2, which cancels on offset rows); 1/sqrt(var + eps).
-FB_HOST_DEVICE row_norm row_moments(const float* row, int n, double eps) {
-  double p0 = 0.0, p1 = 0.0, p2 = 0.0, p3 = 0.0;
+/// Four partial sums rotated left by r (0..3): p[k] becomes p[(k + r) % 4].
+FB_HOST_DEVICE void rotate_partials(double (&p)[4], int r) {
+  for (int i = 0; i < r; ++i) {
+    const double t = p[0];
+    p[0] = p[1];
+    p[1] = p[2];
+    p[2] = p[3];
+    p[3] = t;
+  }
+}
+
+/// p[i % 4] = term(v[i], p[i % 4]) for i in [0, n), in index order.
+template <class Term>
+FB_HOST_DEVICE void add_to_partials(double (&p)[4], const float* v, int n, const Term& term) {
   int j = 0;
   for (; j + 4 <= n; j += 4) {
-    p0 = add64(p0, static_cast<double>(row[j]));
-    p1 = add64(p1, static_cast<double>(row[j + 1]));
-    p2 = add64(p2, static_cast<double>(row[j + 2]));
-    p3 = add64(p3, static_cast<double>(row[j + 3]));
+    p[0] = term(v[j], p[0]);
+    p[1] = term(v[j + 1], p[1]);
+    p[2] = term(v[j + 2], p[2]);
+    p[3] = term(v[j + 3], p[3]);
   }
-  if (j < n) p0 = add64(p0, static_cast<double>(row[j]));
-  if (j + 1 < n) p1 = add64(p1, static_cast<double>(row[j + 1]));
-  if (j + 2 < n) p2 = add64(p2, static_cast<double>(row[j + 2]));
+  if (j < n) p[0] = term(v[j], p[0]);
+  if (j + 1 < n) p[1] = term(v[j + 1], p[1]);
+  if (j + 2 < n) p[2] = term(v[j + 2], p[2]);
+}
+
+/// The same over the row a[0..n_a) followed by b[0..n_b): value j of the row goes to partial j % 4
+/// (b's first value to partial n_a % 4: the partials are rotated around it).
+template <class Term>
+FB_HOST_DEVICE double row_sum(const float* a, int n_a, const float* b, int n_b, const Term& term) {
+  double p[4] = {0.0, 0.0, 0.0, 0.0};
+  add_to_partials(p, a, n_a, term);
+  rotate_partials(p, n_a % 4);
+  add_to_partials(p, b, n_b, term);
+  rotate_partials(p, (4 - n_a % 4) % 4);
+  return add64(add64(p[0], p[1]), add64(p[2], p[3]));
+}
+
+/// The statistics of a row of n = n_a + n_b fp32 values, a[0..n_a) then b[0..n_b): the fp64 sum in
+/// index order over 4 interleaved partial sums (independent dependency chains; value j goes to
+/// partial j mod 4), combined as (0 + 1) + (2 + 3); the mean; then the biased variance from the
+/// centred values the same way (never E[y^2] - E[y]^2, which cancels on offset rows); 1/sqrt(var +
+/// eps).
+FB_HOST_DEVICE row_norm row_moments(const float* a, int n_a, const float* b, int n_b, double eps) {
+  const int n = n_a + n_b;
   row_norm rn;
-  rn.mean = add64(add64(p0, p1), add64(p2, p3)) / static_cast<double>(n);
-  auto sq = [&](int i, double acc) {
-    const double d = sub64(static_cast<double>(row[i]), rn.mean);
+  rn.mean = row_sum(a, n_a, b, n_b, [](float v, double acc) { return add64(acc, static_cast<double>(v)); }) /
+            static_cast<double>(n);
+  const double mean = rn.mean;
+  const double sq = row_sum(a, n_a, b, n_b, [mean](float v, double acc) {
+    const double d = sub64(static_cast<double>(v), mean);
     return fma(d, d, acc);
-  };
-  p0 = p1 = p2 = p3 = 0.0;
-  for (j = 0; j + 4 <= n; j += 4) {
-    p0 = sq(j, p0);
-    p1 = sq(j + 1, p1);
-    p2 = sq(j + 2, p2);
-    p3 = sq(j + 3, p3);
-  }
-  if (j < n) p0 = sq(j, p0);
-  if (j + 1 < n) p1 = sq(j + 1, p1);
-  if (j + 2 < n) p2 = sq(j + 2, p2);
-  rn.rstd = 1.0 / sqrt(add64(add64(add64(p0, p1), add64(p2, p3)) / static_cast<double>(n), eps));
+  });
+  rn.rstd = 1.0 / sqrt(add64(sq / static_cast<double>(n), eps));
   return rn;
 }
+/// The same for n contiguous floats.
+FB_HOST_DEVICE row_norm row_moments(const float* row, int n, double eps) { return row_moments(row, n, row, 0, eps); }
 
 /// The pass's policy (convt3d_mma::conv_block). Region: columns [w_out] ln_column, their places
 /// in the row buffer [w_out] int (padded to 16 bytes), then rows [ln_rows][row_stride] fp32, each
-/// phase-major (phase_offset). LayerNorm row r = h row x group_ch + channel of the block.
+/// phase-major (phase_offset); with last_into_x the last w phase's values in x's memory, rows
+/// [ln_rows][row_stride]. LayerNorm row r = h row x group_ch + channel of the block.
 struct ln_policy {
   const plan& pl;
   const args& a;
+  bool last_pass_into_x;
 
   FB_HOST_DEVICE ln_column* columns(unsigned char* region) const { return reinterpret_cast<ln_column*>(region); }
   FB_HOST_DEVICE int* places(unsigned char* region) const {
@@ -271,10 +333,12 @@ struct ln_policy {
   /// Positions are worked out once per fragment row (2 per m tile), not per value.
   template <class W, class State>
   FB_HOST_DEVICE void store(const W& w, const State& st, const conv::block_pos& bp, const conv::pass_pos& pp, int warp,
-                            unsigned char* region) const {
+                            unsigned char* region, unsigned char* x_area) const {
     const conv::geometry& g = pl.g;
     const int warp_row = warp / g.warp_cols, warp_col = warp % g.warp_cols;
-    float* buf = rows(region) + phase_offset(g, pp.rw);
+    // x_area: the last pass of a last_into_x plan (conv_block), the last w phase's own rows.
+    float* buf = x_area != nullptr ? reinterpret_cast<float*>(x_area) : rows(region) + phase_offset(g, pp.rw);
+    const int stride = pl.row_stride;
     FB_UNROLL
     for (int mt = 0; mt < conv::k_mt; ++mt)
       for (int l = 0; l < W::k_lanes; ++l)
@@ -283,13 +347,13 @@ struct ln_policy {
           const int m = conv::tile_position(warp_row, mt, w.lane(l), 2 * h);
           if (m >= pp.n) continue;
           const int pos = pp.m0 + m;
-          float* at = buf + (pos / pp.n_qw) * pl.group_ch * pl.row_stride + pos % pp.n_qw;
+          float* at = buf + (pos / pp.n_qw) * pl.group_ch * stride + pos % pp.n_qw;
           FB_UNROLL
           for (int nt = 0; nt < conv::k_nt; ++nt)
             FB_UNROLL
             for (int e = 0; e < 2; ++e) {
               const int ch = conv::tile_channel(warp_col, nt, w.lane(l), 2 * h + e);
-              if (ch < bp.n_ch) at[ch * pl.row_stride] = static_cast<float>(st.acc[mt][nt][l][2 * h + e]);
+              if (ch < bp.n_ch) at[ch * stride] = static_cast<float>(st.acc[mt][nt][l][2 * h + e]);
             }
         }
   }
@@ -297,19 +361,24 @@ struct ln_policy {
   /// After the last w phase, a thread per LayerNorm row: its statistics (row_moments), then its
   /// normalised outputs in w' order, four at a time with one 16-byte store where W' is a multiple
   /// of 4 (each thread's 64 values are independent chains: the erf's latency overlaps). gamma, beta
-  /// and each w' value's place in the phase-major row are the same for every row: worked out once
-  /// per block into the region's columns.
+  /// and each w' value's place in a row are the same for every row: worked out once per block into
+  /// the region's columns (a place indexes from the row's first segment: phase_offset).
   template <class Exec>
-  FB_HOST_DEVICE void finish(Exec& ex, const conv::block_pos& bp, unsigned char* region) const {
+  FB_HOST_DEVICE void finish(Exec& ex, const conv::block_pos& bp, unsigned char* region, unsigned char* x_area) const {
     const conv::geometry& g = pl.g;
     const int n = static_cast<int>(pl.w_out);
     const int s = g.s[2], p = static_cast<int>(g.dim[2].p);
     ln_column* cols = columns(region);
     int* place = places(region);
+    const float* rows_a = rows(region);
+    const auto* rows_b = reinterpret_cast<const float*>(x_area);
+    // From a row's first segment to its second (the same for every row: equal strides).
+    const int to_b = pl.last_into_x ? static_cast<int>(rows_b - rows_a) - pl.n_a : 0;
     ex.threads([&](int tid) {
       for (int ow = tid; ow < n; ow += conv::k_threads) {
         const int rw = (ow + p) % s, qw = (ow + p) / s;
-        place[ow] = phase_offset(g, rw) + (qw - g.order[2].first_base(rw));
+        const int j = phase_offset(g, rw) + (qw - g.order[2].first_base(rw));  // in the phase-major row
+        place[ow] = j < pl.n_a ? j : j + to_b;
         cols[ow].gamma = static_cast<double>(fb::fused::load_ro(a.gamma + ow));
         cols[ow].beta = static_cast<double>(fb::fused::load_ro(a.beta + ow));
       }
@@ -323,8 +392,8 @@ struct ln_policy {
       for (int r = tid; r < bp.rows * pl.group_ch; r += conv::k_threads) {
         const int row = r / pl.group_ch, ch = r % pl.group_ch;
         if (ch >= bp.n_ch) continue;
-        const float* src = rows(region) + r * pl.row_stride;
-        const row_norm rn = row_moments(src, n, pl.eps);
+        const float* src = rows_a + r * pl.row_stride;
+        const row_norm rn = row_moments(src, pl.n_a, rows_b + r * pl.row_stride, n - pl.n_a, pl.eps);
         const int64_t oh = static_cast<int64_t>(bp.qh0 + row) * g.s[1] + bp.rh - g.dim[1].p;
         float* dst = a.out + (((static_cast<int64_t>(bp.b) * g.c_out + bp.ch0 + ch) * g.dim[0].n_out + od) *
                                   g.dim[1].n_out + oh) * g.dim[2].n_out;
@@ -353,7 +422,7 @@ struct ln_policy {
 /// One block of the pass, in shared memory `smem` (plan's smem_bytes).
 template <class Exec>
 FB_HOST_DEVICE void pass_block(Exec& ex, const plan& pl, const args& a, int64_t block, unsigned char* smem) {
-  const ln_policy pol{pl, a};
+  const ln_policy pol{pl, a, pl.last_into_x};
   conv::conv_block(ex, pl.g, a.x, arranged_weights(a), arranged_koff(pl, a), block, smem, pol);
 }
 

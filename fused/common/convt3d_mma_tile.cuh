@@ -28,12 +28,14 @@
 /// XS = 4 mod 16: a half-warp's 16 A loads hit 16 different bank pairs. B (K x channels) comes from
 /// the workspace, where the prep launch arranged the weights in fragment order
 /// (arrange_weights_item): per (phase, channel group, chunk, k16 step) 8 n8 tiles x 32 lanes x 4
-/// fp32 values, one 16-byte load per lane and tile, converted to fp64 in registers. The k16 loop
-/// is software-pipelined over two operand sets (load_step s + 1 before mma_step s). K is
-/// zero-padded to a multiple of 16 per (phase, chunk): padded k read koff 0 and weight 0.
+/// fp32 values, one 16-byte load per lane and tile, converted to fp64 in registers. Each k16 step
+/// loads its own operands (warp_chunk: three blocks per SM hide the latency). K is zero-padded to
+/// a multiple of 16 per (phase, chunk): padded k read koff 0 and weight 0.
 ///
 /// The model's policy decides what happens to the accumulators (`store`, per warp after the
-/// last chunk of a position pass) and after the last w phase (`finish`, block-wide).
+/// last chunk of a position pass) and after the last w phase (`finish`, block-wide). A policy with
+/// `last_pass_into_x` set gets the staged x's shared memory for the block's last pass (after a
+/// barrier: no warp reads x any more), so its own region need not hold that pass's accumulators.
 ///
 /// Executors (mma_host_exec here, mma_device_exec for nvcc): `threads(f)` runs f(tid) for the
 /// block's threads, `warps(f)` runs f(warp, W, warp_state) for its warps with W the warp context of
@@ -65,8 +67,11 @@ constexpr int k_group_nt = k_group / mma::k_n;  ///< n8 tiles of a group's arran
 /// Floats of one k16 step of a group's arranged weights: k_group_nt tiles x 32 lanes x 4 values.
 constexpr int k_step_floats = k_group_nt * 32 * mma::k_b_regs;
 
-/// Shared memory a block may use: two blocks per SM (Hopper: 228 KB per SM, 1 KB reserved per
-/// block) where the tile fits, else one.
+/// Shared memory a block may use: three blocks per SM (Hopper: 228 KB per SM, 1 KB reserved per
+/// block) where the tile fits with every input channel staged at once, else two, else one. The
+/// kernels' register budget is set for three (k_blocks_per_sm).
+constexpr int k_blocks_per_sm = 3;
+constexpr std::size_t k_smem_three_per_sm_bytes = 75 * 1024;
 constexpr std::size_t k_smem_two_per_sm_bytes = 113 * 1024;
 constexpr std::size_t k_smem_max_bytes = 227 * 1024;
 
@@ -265,26 +270,30 @@ constexpr int k_stage_elems = 4;
 /// input). Warps take the box's planes (channel ci, d line ud) in turn; lanes take the elements of a
 /// plane in order (e = lane + 32 k: h line e / xw, column e % xw). An element's offsets, in its
 /// input plane and in the box plane, are the same for every plane of the block: worked out once
-/// per 128 elements, so a plane costs one address and its loads and stores.
+/// per 128 elements, so a plane costs one address and its loads and stores. Offsets inside a chunk
+/// are 32-bit (the plans require a sample's input to have < 2^31 elements); validity is kept as
+/// flags, not as null pointers, so the loads and stores are predicated without 64-bit compares.
 FB_HOST_DEVICE void stage_x_planes(const geometry& g, const float* x, const block_pos& bp, int c, int tid, double* xs) {
   const int lane = tid % 32, warp = tid / 32;
   const int cc = chunk_channels(g, c);
-  const int64_t d_in = g.dim[0].n_in, h_in = g.dim[1].n_in, w_in = g.dim[2].n_in;
-  const int64_t id0 = bp.qd - (g.j0[0] - 1), ih0 = bp.qh0 - (g.j0[1] - 1), iw0 = g.qw_min - (g.j0[2] - 1);
-  const float* x_chunk = x + (bp.b * g.c_in + static_cast<int64_t>(c) * g.chunk_ci) * d_in * h_in * w_in;
+  const int d_in = static_cast<int>(g.dim[0].n_in), h_in = static_cast<int>(g.dim[1].n_in);
+  const int w_in = static_cast<int>(g.dim[2].n_in);
+  const int64_t plane_in = static_cast<int64_t>(h_in) * w_in;
+  const int id0 = bp.qd - (g.j0[0] - 1), ih0 = bp.qh0 - (g.j0[1] - 1), iw0 = g.qw_min - (g.j0[2] - 1);
+  const float* x_chunk = opaque(x + (bp.b * g.c_in + static_cast<int64_t>(c) * g.chunk_ci) * d_in * plane_in);
   const int plane_elems = g.xh * g.xw, planes = cc * g.xd;
   for (int e0 = 0; e0 < plane_elems; e0 += 32 * k_stage_elems) {
-    int64_t src_off[k_stage_elems];  // in the input plane; -1: outside the input (a zero)
-    int dst_off[k_stage_elems];      // in the box plane; -1: past the plane
+    uint32_t src_off[k_stage_elems];  // in the input plane (unsigned: one wide multiply-add per address)
+    bool in_input[k_stage_elems];     // inside the input's h and w range (else a zero)
+    bool in_plane[k_stage_elems];     // inside the box plane
     FB_UNROLL
     for (int k = 0; k < k_stage_elems; ++k) {
       const int e = e0 + lane + 32 * k;
-      src_off[k] = -1;
-      dst_off[k] = e < plane_elems ? e : -1;
-      if (e >= plane_elems) continue;
       const int uh = e / g.xw, uw = e - uh * g.xw;
-      const int64_t ih = ih0 + uh, iw = iw0 + uw;
-      if (ih >= 0 && ih < h_in && iw >= 0 && iw < w_in) src_off[k] = ih * w_in + iw;
+      const int ih = ih0 + uh, iw = iw0 + uw;
+      in_plane[k] = e < plane_elems;
+      in_input[k] = in_plane[k] && ih >= 0 && ih < h_in && iw >= 0 && iw < w_in;
+      src_off[k] = in_input[k] ? static_cast<uint32_t>(ih * w_in + iw) : 0u;
     }
     // This warp's planes warp, warp + k_warps, ...: (ci, ud) stepped on with carries.
     int ci = 0, ud = warp;
@@ -296,18 +305,21 @@ FB_HOST_DEVICE void stage_x_planes(const geometry& g, const float* x, const bloc
     };
     carry();
     for (int first = warp; first < planes; first += k_stage_planes * k_warps) {
-      const float* src[k_stage_planes];
-      double* dst[k_stage_planes];
+      uint32_t src[k_stage_planes];  // the plane's first float in x_chunk
+      int dst[k_stage_planes];       // the plane's first double in xs
+      bool live[k_stage_planes]; // a plane of the chunk
+      bool in_d[k_stage_planes]; // its d line inside the input (else zeros)
       FB_UNROLL
       for (int q = 0; q < k_stage_planes; ++q) {
         if (q > 0) {
           ud += k_warps;
           carry();
         }
-        const int64_t id = id0 + ud;
-        const bool live = ci < cc;
-        src[q] = live && id >= 0 && id < d_in ? x_chunk + (ci * d_in + id) * h_in * w_in : nullptr;
-        dst[q] = live ? xs + ci * g.x_ci_stride + ud * plane_elems : nullptr;
+        const int id = id0 + ud;
+        live[q] = ci < cc;
+        in_d[q] = live[q] && id >= 0 && id < d_in;
+        src[q] = in_d[q] ? static_cast<uint32_t>((ci * d_in + id) * plane_in) : 0u;
+        dst[q] = ci * g.x_ci_stride + ud * plane_elems + e0 + lane;
       }
       ud += k_warps;
       carry();
@@ -316,12 +328,12 @@ FB_HOST_DEVICE void stage_x_planes(const geometry& g, const float* x, const bloc
       for (int q = 0; q < k_stage_planes; ++q)
         FB_UNROLL
         for (int k = 0; k < k_stage_elems; ++k)
-          v[q][k] = src[q] != nullptr && src_off[k] >= 0 ? load_ro(src[q] + src_off[k]) : 0.0f;
+          v[q][k] = in_d[q] && in_input[k] ? load_ro(x_chunk + (src[q] + src_off[k])) : 0.0f;
       FB_UNROLL
       for (int q = 0; q < k_stage_planes; ++q)
         FB_UNROLL
         for (int k = 0; k < k_stage_elems; ++k)
-          if (dst[q] != nullptr && dst_off[k] >= 0) dst[q][dst_off[k]] = static_cast<double>(v[q][k]);
+          if (live[q] && in_plane[k]) xs[dst[q] + 32 * k] = static_cast<double>(v[q][k]);
     }
   }
 }
@@ -379,20 +391,36 @@ FB_HOST_DEVICE void a_row_offsets(const W& w, const geometry& g, const pass_pos&
       }
 }
 
+/// The fp64 at byte `offset` of shared memory block `base` (the staged x). On the GPU one shared
+/// load from a 32-bit address, base's shared address + offset: one add per load (the compiler
+/// otherwise rebuilds the address from an element index, a multiply-add and an add per load).
+FB_HOST_DEVICE double load_staged(const unsigned char* base, int offset) {
+#if defined(__CUDA_ARCH__)
+  double v;
+  const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(base)) + static_cast<uint32_t>(offset);
+  asm volatile("ld.shared.f64 %0, [%1];" : "=d"(v) : "r"(addr));
+  return v;
+#else
+  return *reinterpret_cast<const double*>(base + offset);
+#endif
+}
+
 /// A lane's operands of one k16 step before the MMAs: A from the staged x (fp64), B as loaded
 /// (fp32, converted when used).
 template <class W>
-struct step_operands {
+struct a_operands {
   double a[k_mt][W::k_lanes][mma::k_a_regs];
+};
+template <class W>
+struct b_operands {
   f4 b[k_nt][W::k_lanes];
 };
 
-/// Loads step `step`'s operands: per lane one 16-byte load of its 4 koffs (k columns t, t + 4,
-/// t + 8, t + 12), 16 fp64 A loads at row offset + koff, and 4 16-byte B loads from `b_step`
-/// (the step's arranged weights of the warp's channels).
+/// Loads step `step`'s A: per lane one 16-byte load of its 4 koffs (k columns t, t + 4, t + 8,
+/// t + 12), then 16 fp64 loads at row offset + koff.
 template <class W>
-FB_HOST_DEVICE void load_step(const W& w, step_operands<W>& o, const unsigned char* xs, const int* koff, int step,
-                              const int (&a_off)[k_mt][W::k_lanes][2], const float* b_step) {
+FB_HOST_DEVICE void load_a(const W& w, a_operands<W>& o, const unsigned char* xs, const int* koff, int step,
+                           const int (&a_off)[k_mt][W::k_lanes][2]) {
   for (int l = 0; l < W::k_lanes; ++l) {
     int ko[4];
     load_i4(koff + step * mma::k_k + (w.lane(l) % 4) * 4, ko);
@@ -402,32 +430,43 @@ FB_HOST_DEVICE void load_step(const W& w, step_operands<W>& o, const unsigned ch
       for (int mt = 0; mt < k_mt; ++mt)
         FB_UNROLL
         for (int h = 0; h < 2; ++h)
-          o.a[mt][l][2 * j + h] = *reinterpret_cast<const double*>(xs + a_off[mt][l][h] + ko[j]);
+          o.a[mt][l][2 * j + h] = load_staged(xs, a_off[mt][l][h] + ko[j]);
+  }
+}
+
+/// Loads a step's B: 4 16-byte loads from `b_step` (the step's arranged weights of the warp's
+/// channels).
+template <class W>
+FB_HOST_DEVICE void load_b(const W& w, b_operands<W>& o, const float* b_step) {
+  for (int l = 0; l < W::k_lanes; ++l)
     FB_UNROLL
     for (int nt = 0; nt < k_nt; ++nt) o.b[nt][l] = load_f4(b_step + (nt * 32 + w.lane(l)) * mma::k_b_regs);
-  }
 }
 
 /// The step's 8 MMAs (B converted to fp64 here: exact).
 template <class W>
-FB_HOST_DEVICE void mma_step(const W& w, warp_state<W>& st, const step_operands<W>& o) {
+FB_HOST_DEVICE void mma_step(const W& w, warp_state<W>& st, const a_operands<W>& oa, const b_operands<W>& ob) {
   double b[k_nt][W::k_lanes][mma::k_b_regs];
   FB_UNROLL
   for (int nt = 0; nt < k_nt; ++nt)
     for (int l = 0; l < W::k_lanes; ++l)
       FB_UNROLL
-      for (int v = 0; v < mma::k_b_regs; ++v) b[nt][l][v] = static_cast<double>(o.b[nt][l].v[v]);
+      for (int v = 0; v < mma::k_b_regs; ++v) b[nt][l][v] = static_cast<double>(ob.b[nt][l].v[v]);
   FB_UNROLL
   for (int mt = 0; mt < k_mt; ++mt)
     FB_UNROLL
-    for (int nt = 0; nt < k_nt; ++nt) w.mma(st.acc[mt][nt], o.a[mt], b[nt]);
+    for (int nt = 0; nt < k_nt; ++nt) w.mma(st.acc[mt][nt], oa.a[mt], b[nt]);
 }
 
 /// One warp's share of one chunk: its 32 x 32 tile of the pass's positions x the block's channels,
-/// K of the chunk in steps of 16. Software-pipelined over two operand sets: step s + 1's loads are
-/// issued before step s's MMAs, so shared-memory and L2 latency hide behind the tensor cores even
-/// with one warp per scheduler. Every n8 tile of the warp runs: the arranged weights are zero past
-/// C_out, so no MMA is predicated. Warps whose tile holds no position or channel do nothing.
+/// K of the chunk in steps of 16, each step loading its own operands. Every n8 tile of the warp
+/// runs: the arranged weights are zero past C_out, so no MMA is predicated. Warps whose tile holds
+/// no position or channel do nothing.
+///
+/// Not pipelined in the warp: with three blocks per SM (168 registers) the other warps of the
+/// scheduler hide the loads' latency. Measured on an H100 at the default: B loaded one step ahead
+/// 3.487 ms, this loop 3.485 ms; A and B one step ahead (two operand sets) spills in the loop at
+/// 168 registers and was not timed there.
 template <class W>
 FB_HOST_DEVICE void warp_chunk(const W& w, warp_state<W>& st, const geometry& g, const block_pos& bp, const pass_pos& pp,
                                int warp, const unsigned char* xs, const int* koff, const float* wt_slot, int steps) {
@@ -437,14 +476,12 @@ FB_HOST_DEVICE void warp_chunk(const W& w, warp_state<W>& st, const geometry& g,
   int a_off[k_mt][W::k_lanes][2];
   a_row_offsets(w, g, pp, first, a_off);
   const float* b_step = wt_slot + warp_col * k_nt * 32 * mma::k_b_regs;
-  step_operands<W> even, odd;
-  load_step(w, even, xs, koff, 0, a_off, b_step);
-  for (int step = 0; step < steps; step += 2) {
-    if (step + 1 < steps) load_step(w, odd, xs, koff, step + 1, a_off, b_step += k_step_floats);
-    mma_step(w, st, even);
-    if (step + 1 >= steps) break;
-    if (step + 2 < steps) load_step(w, even, xs, koff, step + 2, a_off, b_step += k_step_floats);
-    mma_step(w, st, odd);
+  a_operands<W> oa;
+  b_operands<W> ob;
+  for (int step = 0; step < steps; ++step, b_step += k_step_floats) {
+    load_b(w, ob, b_step);
+    load_a(w, oa, xs, koff, step, a_off);
+    mma_step(w, st, oa, ob);
   }
 }
 
@@ -495,11 +532,16 @@ FB_HOST_DEVICE void conv_block(Exec& ex, const geometry& g, const float* x, cons
         const float* slot = wt + weight_slot(g, bp.rd, bp.rh, rw, bp.group, c) * k_step_floats;
         ex.warps([&](int warp, const auto& w, auto& st) { warp_chunk(w, st, g, bp, pp, warp, smem, koff, slot, steps); });
       }
-      ex.warps([&](int warp, const auto& w, auto& st) { pol.store(w, st, bp, pp, warp, region); });
+      unsigned char* x_area = nullptr;  // the staged x's memory, free in the block's last pass
+      if (pol.last_pass_into_x && rw == g.s[2] - 1 && pp.m0 + cap >= positions) {
+        ex.sync();  // every warp's k16 loop is done with x
+        x_area = smem;
+      }
+      ex.warps([&](int warp, const auto& w, auto& st) { pol.store(w, st, bp, pp, warp, region, x_area); });
     }
   }
   ex.sync();
-  pol.finish(ex, bp, region);
+  pol.finish(ex, bp, region, smem);
 }
 
 /// Sizes the tile for a problem. `region_bytes_per_row(rows)` is the policy's shared memory for a
@@ -539,7 +581,7 @@ bool make_geometry(geometry& g, int64_t batch, int64_t c_in, int64_t c_out, int6
   tile_h = tile_h < n_qh_max ? tile_h : n_qh_max;
   g.xw = static_cast<int>(g.dim[2].q_count()) + g.j0[2] - 1;
   g.xd = g.j0[0];
-  const std::size_t budgets[2] = {k_smem_two_per_sm_bytes, k_smem_max_bytes};
+  const std::size_t budgets[3] = {k_smem_three_per_sm_bytes, k_smem_two_per_sm_bytes, k_smem_max_bytes};
   for (;;) {
     g.tile_h = tile_h;
     g.xh = tile_h + g.j0[1] - 1;
@@ -547,9 +589,11 @@ bool make_geometry(geometry& g, int64_t batch, int64_t c_in, int64_t c_out, int6
     g.x_ci_stride = static_cast<int>(box + ((4 - box % 16) + 16) % 16);
     const std::size_t region = region_bytes_per_rows(tile_h);
     for (const std::size_t budget : budgets) {
-      // Channels that fit beside the region and their koff table (16 * steps ints, steps for t_max taps).
+      // Channels that fit beside the region and their koff table (16 * steps ints, steps for t_max
+      // taps). Three blocks per SM only with every channel at once: chunks restage x per w phase.
       int64_t cc = max_chunk_ci > 0 && max_chunk_ci < c_in ? max_chunk_ci : c_in;
-      for (; cc >= 1; cc = cc > 8 ? cc * 7 / 8 : cc - 1) {
+      const int64_t cc_min = budget == k_smem_three_per_sm_bytes ? cc : 1;
+      for (; cc >= cc_min; cc = cc > 8 ? cc * 7 / 8 : cc - 1) {
         const int64_t steps = (cc * t_max + mma::k_k - 1) / mma::k_k;
         const std::size_t xb = static_cast<std::size_t>(cc) * g.x_ci_stride * sizeof(double);
         const std::size_t kb = static_cast<std::size_t>(steps) * mma::k_k * sizeof(int);

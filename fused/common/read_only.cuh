@@ -30,4 +30,15 @@ FB_HOST_DEVICE void load_ro4(const float* p, float (&v)[4]) {
 #endif
 }
 
+/// p itself, as a value the GPU compiler cannot see into: a base pointer that stays one register
+/// pair, so that base + 32-bit offset is one wide multiply-add per address (the compiler otherwise
+/// keeps the 64-bit offset of a pointer sum and rebuilds each address from the kernel argument).
+template <class T>
+FB_HOST_DEVICE const T* opaque(const T* p) {
+#if defined(__CUDA_ARCH__)
+  asm("mov.b64 %0, %0;" : "+l"(p));
+#endif
+  return p;
+}
+
 }  // namespace fb::fused

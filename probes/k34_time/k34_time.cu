@@ -4,7 +4,10 @@
 // libtorch build or a host-executor run. The gate (scripts/gpu-gate) remains the proof of
 // correctness; this is for choosing between variants within one device call.
 //
-//   k34_time [--batch B] [--reps N] [--sample FILE]
+//   k34_time [--batch B] [--reps N] [--sample FILE] [--compare FILE]
+//
+// --compare reads another build's --sample file and prints how many sampled outputs differ and by
+// how much (for variants whose arithmetic order differs, where bitwise equality is not expected).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -31,10 +34,12 @@ int main(int argc, char** argv) {
   lgs::problem p{32, 32, 64, 16, 32, 32, 4, 2, 1, 1e-5, 1.0};
   int reps = 15;
   const char* sample_path = nullptr;
+  const char* compare_path = nullptr;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--batch")) p.batch = std::atoll(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--sample")) sample_path = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--compare")) compare_path = argv[i + 1];
   }
   const int64_t k3 = p.kernel_size * p.kernel_size * p.kernel_size;
   const int64_t n_x = p.batch * p.in_channels * p.depth * p.height * p.width;
@@ -103,6 +108,22 @@ int main(int argc, char** argv) {
     std::fclose(f);
     std::printf("K34TIME sample of %zu outputs to %s; %lld non-finite outputs\n", sample.size(), sample_path,
                 (long long)nan);
+    if (compare_path) {
+      std::vector<float> other(sample.size());
+      FILE* g = std::fopen(compare_path, "rb");
+      const std::size_t got = g ? std::fread(other.data(), 4, other.size(), g) : 0;
+      if (g) std::fclose(g);
+      std::size_t differ = 0;
+      double max_abs = 0, max_rel = 0;
+      for (std::size_t i = 0; i < got; ++i) {
+        if (std::memcmp(&sample[i], &other[i], 4) != 0) ++differ;
+        const double d = std::fabs(static_cast<double>(sample[i]) - other[i]);
+        max_abs = std::max(max_abs, d);
+        max_rel = std::max(max_rel, d / std::max(1e-30, std::fabs(static_cast<double>(other[i]))));
+      }
+      std::printf("K34TIME against %s: %zu of %zu sampled outputs differ, max |diff| %.3g, max rel %.3g\n",
+                  compare_path, differ, got, max_abs, max_rel);
+    }
   }
   return 0;
 }

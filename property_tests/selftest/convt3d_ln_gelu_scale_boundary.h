@@ -5,7 +5,7 @@
 /// (d, h) phase pair; w phases in position passes of warp_rows x 32 positions; input channels in
 /// chunks; LayerNorm rows of W' = C_out <= 128 in shared memory).
 ///
-/// Written against the plan as of d64867c. The kernel is being rewritten (the lead's #34 work):
+/// Written against the plan as of d64867c; the split row buffer and three blocks per SM added 2026-11-26. The kernel is being rewritten (the lead's #34 work):
 /// this file is the one place to update when its plan fields change (keep the paths' names where
 /// the boundary stays). See property_tests/selftest/boundary.h.
 #include <cstdio>
@@ -42,6 +42,10 @@ inline std::vector<path> paths() {
       {"j0>=3", "ceil(k/s) >= 3 taps per dimension", ""},
       {"row=128", "LayerNorm rows of the largest W' (128)", ""},
       {"row=1", "single-value LayerNorm rows (W' = 1)", ""},
+      {"rows_split", "the last w phase's row values in x's memory after the k16 loops", ""},
+      {"rows_split_unaligned", "split rows whose first segment is not a multiple of 4 values", ""},
+      {"rows_whole", "whole LayerNorm rows in the region", ""},
+      {"three_blocks_per_sm", "a block within a third of the SM's shared memory", ""},
   };
 }
 
@@ -70,6 +74,10 @@ inline std::vector<std::string> reached(const lgs::problem& p, const device_limi
   r.add("j0>=3", g.j0[0] >= 3);
   r.add("row=128", pl.w_out == lgs::detail::k_max_row);
   r.add("row=1", pl.w_out == 1);
+  r.add("rows_split", pl.last_into_x);
+  r.add("rows_split_unaligned", pl.last_into_x && pl.n_a % 4 != 0);
+  r.add("rows_whole", !pl.last_into_x);
+  r.add("three_blocks_per_sm", pl.smem_bytes <= conv::k_smem_three_per_sm_bytes);
   return r.take();
 }
 
