@@ -13,8 +13,10 @@
 ///               sample, channel group, d base and tile_h h bases of one (d, h) phase pair, all w
 ///               phases), with the LayerNorm/GELU/scale epilogue on chip (ln_policy): each w phase's
 ///               accumulators, rounded once to fp32 (y, as libtorch's fp32 conv output), go into a
-///               row buffer in shared memory; after the last w phase the block's rows are whole W'
-///               rows, each normalised (row_moments: fp64 mean, then fp64 centred sum of squares),
+///               row buffer in shared memory (the last w phase's into the staged x's memory once
+///               the k16 loops are done with it, where it fits: phase_offset); after the last w
+///               phase the block's rows are whole W' rows, each normalised (row_moments: fp64
+///               mean, then fp64 centred sum of squares, over the row's one or two segments),
 ///               passed through exact GELU (fp32 erf of the once-rounded fp32 argument), scaled and
 ///               stored by a thread per row, 16 bytes at a time. No W' row ever goes to memory unnormalised;
 ///               nothing but the output is written.
