@@ -126,6 +126,7 @@ inline plan make_plan(const problem& p, int64_t max_chunk_ci = 0) {
   const int s = static_cast<int>(p.stride);
   const int n_last = w_order.count(s - 1);
   const int n_before = static_cast<int>(w_out) - n_last;
+  const int cap = conv::pass_positions(p.out_channels);
   // First with the split row buffer (the last phase in x's memory), where that phase runs in one
   // position pass; then, if x's memory turns out too small for it, with whole rows in the region.
   bool fits = false;
@@ -137,13 +138,11 @@ inline plan make_plan(const problem& p, int64_t max_chunk_ci = 0) {
         pl.g, p.batch, p.in_channels, p.out_channels, p.depth, p.height, p.width, p.kernel_size, p.stride, p.padding,
         [&](int tile_h) {
           // A tile whose last phase needs several position passes keeps whole rows in the region.
-          const int cap = (p.out_channels > conv::k_warp_n ? conv::k_warps / 2 : conv::k_warps) * conv::k_warp_m;
           const int stride = split && tile_h * n_last <= cap ? pl.row_stride : static_cast<int>(w_out | 1);
           return ln_region_bytes(static_cast<int64_t>(tile_h) * pl.group_ch, stride, w_out);
         },
         max_chunk_ci);
     if (!split || !fits) break;
-    const int cap = pl.g.warp_rows * conv::k_warp_m;
     const std::size_t x_rows_bytes =
         static_cast<std::size_t>(pl.g.tile_h) * pl.group_ch * static_cast<std::size_t>(pl.row_stride) * sizeof(float);
     if (pl.g.tile_h * n_last <= cap && x_rows_bytes <= pl.g.x_bytes) break;

@@ -306,9 +306,9 @@ FB_HOST_DEVICE void stage_x_planes(const geometry& g, const float* x, const bloc
     carry();
     for (int first = warp; first < planes; first += k_stage_planes * k_warps) {
       uint32_t src[k_stage_planes];  // the plane's first float in x_chunk
-      int dst[k_stage_planes];       // the plane's first double in xs
-      bool live[k_stage_planes]; // a plane of the chunk
-      bool in_d[k_stage_planes]; // its d line inside the input (else zeros)
+      int dst[k_stage_planes];       // this lane's first double of the plane in xs
+      bool live[k_stage_planes];     // a plane of the chunk
+      bool in_d[k_stage_planes];     // its d line inside the input (else zeros)
       FB_UNROLL
       for (int q = 0; q < k_stage_planes; ++q) {
         if (q > 0) {
@@ -465,8 +465,8 @@ FB_HOST_DEVICE void mma_step(const W& w, warp_state<W>& st, const a_operands<W>&
 ///
 /// Not pipelined in the warp: with three blocks per SM (168 registers) the other warps of the
 /// scheduler hide the loads' latency. Measured on an H100 at the default: B loaded one step ahead
-/// 3.487 ms, this loop 3.485 ms; A and B one step ahead (two operand sets) spills in the loop at
-/// 168 registers and was not timed there.
+/// 3.487 ms, this loop 3.485 ms; A and B one step ahead (two operand sets) spill in the loop at
+/// 168 registers (not timed there).
 template <class W>
 FB_HOST_DEVICE void warp_chunk(const W& w, warp_state<W>& st, const geometry& g, const block_pos& bp, const pass_pos& pp,
                                int warp, const unsigned char* xs, const int* koff, const float* wt_slot, int steps) {
@@ -544,6 +544,12 @@ FB_HOST_DEVICE void conv_block(Exec& ex, const geometry& g, const float* x, cons
   pol.finish(ex, bp, region, smem);
 }
 
+/// Warps along the channels for C_out output channels: 1 when C_out <= 32, else 2 (the rest of a
+/// block's k_warps go along the positions).
+FB_HOST_DEVICE int warp_cols_for(int64_t c_out) { return c_out > k_warp_n ? 2 : 1; }
+/// Positions one pass of a block holds: its warps along the positions x 32.
+FB_HOST_DEVICE int pass_positions(int64_t c_out) { return k_warps / warp_cols_for(c_out) * k_warp_m; }
+
 /// Sizes the tile for a problem. `region_bytes_per_row(rows)` is the policy's shared memory for a
 /// block of `rows` h bases; max_chunk_ci (tests) caps the channels staged at once. Returns false
 /// (and leaves g partly set) when not even one channel of one h row fits: the kernel is too large
@@ -567,7 +573,7 @@ bool make_geometry(geometry& g, int64_t batch, int64_t c_in, int64_t c_out, int6
   }
   g.n_phases = static_cast<int>(s * s * s);
   g.n_groups = static_cast<int>((c_out + k_group - 1) / k_group);
-  g.warp_cols = c_out > k_warp_n ? 2 : 1;
+  g.warp_cols = warp_cols_for(c_out);
   g.warp_rows = k_warps / g.warp_cols;
   g.qw_min = static_cast<int>(g.dim[2].q_min());
   int n_qw_max = 1, n_qh_max = 1, n_qd_max = 1;
