@@ -231,6 +231,10 @@ TEST(FusedConvT3dLnGeluScale, RejectsInvalidProblemsNamingTheField) {
   // k 64, s 1: one channel's input box (64 x 64 x 127 fp64) does not fit in shared memory.
   p = ln::problem{1, 1, 64, 1, 1, 1, 64, 1, 0, 1e-5, 1.0};
   EXPECT_NE(message(p).find("kernel_size"), std::string::npos) << message(p);
+  // A sample's input of 2^36 elements: the staging indexes a sample's input in 32 bits.
+  p = def;
+  p.in_channels = 2048, p.depth = 1024, p.height = 1024;
+  EXPECT_NE(message(p).find("in_channels*depth*height*width"), std::string::npos) << message(p);
 }
 
 // ---------------------------------------------------------------------------------------------

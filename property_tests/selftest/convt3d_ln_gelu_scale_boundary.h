@@ -5,9 +5,10 @@
 /// (d, h) phase pair; w phases in position passes of warp_rows x 32 positions; input channels in
 /// chunks; LayerNorm rows of W' = C_out <= 128 in shared memory).
 ///
-/// Written against the plan as of d64867c; the split row buffer and three blocks per SM added 2026-11-26. The kernel is being rewritten (the lead's #34 work):
-/// this file is the one place to update when its plan fields change (keep the paths' names where
-/// the boundary stays). See property_tests/selftest/boundary.h.
+/// Written against the plan as of d64867c; the split row buffer and three blocks per SM added
+/// 2026-11-26. The kernel is being rewritten (the lead's #34 work): this file is the one place to
+/// update when its plan fields change (keep the paths' names where the boundary stays). See
+/// property_tests/selftest/boundary.h.
 #include <cstdio>
 #include <string>
 #include <vector>
