@@ -107,6 +107,11 @@ inline bool read_tensors(const fusebench_call* call, tensors* t, char* error, si
   return true;
 }
 
+/// A call's config and tensors, both read (false, with the reason in error, where either fails).
+inline bool read_call(const fusebench_call* call, problem* p, tensors* t, char* error, size_t error_size) {
+  return read_problem(&call->config, p, error, error_size) && read_tensors(call, t, error, error_size);
+}
+
 /// out[b, co] from the tap sums S[b, ci, kh, kw] (fp64), in a fixed order: the same bits every call.
 EXAMPLE_HOST_DEVICE float output_element(const problem& p, const double* tap_sums, const float* weight, const float* bias,
                                          int64_t b, int64_t co) {
@@ -131,6 +136,19 @@ inline size_t workspace_bytes(const fusebench_config* config, fusebench_device, 
   problem p{};
   char ignored[8];
   return read_problem(config, &p, ignored, sizeof ignored) ? tap_sum_bytes(p) : 0;
+}
+
+/// Registers a CPU implementation of `model` named `name` with the examples' workspace query: what
+/// the deliberately faulty examples (crashing, out_of_bounds, wrong_border) each register.
+inline int add_cpu_implementation(const fusebench_host* host, const char* model, const char* name,
+                                  decltype(fusebench_implementation::run) run) {
+  fusebench_implementation impl{};
+  impl.model = model;
+  impl.name = name;
+  impl.devices = FUSEBENCH_DEVICES_CPU;
+  impl.run = run;
+  impl.workspace_bytes = workspace_bytes;
+  return host->add_implementation(host, &impl);
 }
 
 /// The host path: tap sums from a 2-D prefix sum of each (b, ci) plane, then the outputs.

@@ -19,8 +19,7 @@ namespace {
 int run(const fusebench_call* call, void*, char* error, size_t error_size) {
   example::problem p{};
   example::tensors t;
-  if (!example::read_problem(&call->config, &p, error, error_size) || !example::read_tensors(call, &t, error, error_size))
-    return 1;
+  if (!example::read_call(call, &p, &t, error, error_size)) return 1;
   if (call->workspace_bytes < example::tap_sum_bytes(p)) {
     snprintf(error, error_size, "workspace of %zu bytes, %zu needed", call->workspace_bytes, example::tap_sum_bytes(p));
     return 1;

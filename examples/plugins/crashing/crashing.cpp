@@ -11,8 +11,7 @@ namespace {
 int run(const fusebench_call* call, void*, char* error, size_t error_size) {
   example::problem p{};
   example::tensors t;
-  if (!example::read_problem(&call->config, &p, error, error_size) || !example::read_tensors(call, &t, error, error_size))
-    return 1;
+  if (!example::read_call(call, &p, &t, error, error_size)) return 1;
   // The unchecked assumption, made deterministic: past 4 channels the "table" is a null pointer, and
   // the read faults. raise() stands for the fault so that no compiler can reason it away.
   if (p.in_channels > 4) raise(SIGSEGV);
@@ -25,11 +24,5 @@ int run(const fusebench_call* call, void*, char* error, size_t error_size) {
 FUSEBENCH_PLUGIN_DEFINE_ABI_VERSION()
 
 extern "C" FUSEBENCH_PLUGIN_EXPORT int fusebench_plugin_init(const fusebench_host* host) {
-  fusebench_implementation impl{};
-  impl.model = "44";
-  impl.name = "mul_gap_crashy";
-  impl.devices = FUSEBENCH_DEVICES_CPU;
-  impl.run = run;
-  impl.workspace_bytes = example::workspace_bytes;
-  return host->add_implementation(host, &impl);
+  return example::add_cpu_implementation(host, "44", "mul_gap_crashy", run);
 }

@@ -8,8 +8,7 @@ namespace {
 int run(const fusebench_call* call, void*, char* error, size_t error_size) {
   example::problem p{};
   example::tensors t;
-  if (!example::read_problem(&call->config, &p, error, error_size) || !example::read_tensors(call, &t, error, error_size))
-    return 1;
+  if (!example::read_call(call, &p, &t, error, error_size)) return 1;
   for (int64_t i = 0; i <= p.batch * p.out_channels; ++i) t.out[i] = 0.0f;  // the bug: <= writes out[B*C_out]
   example::run_host(p, t, static_cast<double*>(call->workspace));
   return 0;
@@ -20,11 +19,5 @@ int run(const fusebench_call* call, void*, char* error, size_t error_size) {
 FUSEBENCH_PLUGIN_DEFINE_ABI_VERSION()
 
 extern "C" FUSEBENCH_PLUGIN_EXPORT int fusebench_plugin_init(const fusebench_host* host) {
-  fusebench_implementation impl{};
-  impl.model = "44";
-  impl.name = "mul_gap_past_the_end";
-  impl.devices = FUSEBENCH_DEVICES_CPU;
-  impl.run = run;
-  impl.workspace_bytes = example::workspace_bytes;
-  return host->add_implementation(host, &impl);
+  return example::add_cpu_implementation(host, "44", "mul_gap_past_the_end", run);
 }

@@ -10,8 +10,7 @@ namespace {
 int run(const fusebench_call* call, void*, char* error, size_t error_size) {
   example::problem p{};
   example::tensors t;
-  if (!example::read_problem(&call->config, &p, error, error_size) || !example::read_tensors(call, &t, error, error_size))
-    return 1;
+  if (!example::read_call(call, &p, &t, error, error_size)) return 1;
   example::run_host(p, t, static_cast<double*>(call->workspace), /*drop_border=*/true);
   return 0;
 }
@@ -21,11 +20,5 @@ int run(const fusebench_call* call, void*, char* error, size_t error_size) {
 FUSEBENCH_PLUGIN_DEFINE_ABI_VERSION()
 
 extern "C" FUSEBENCH_PLUGIN_EXPORT int fusebench_plugin_init(const fusebench_host* host) {
-  fusebench_implementation impl{};
-  impl.model = "convt2d_mul_gap";
-  impl.name = "mul_gap_no_border";
-  impl.devices = FUSEBENCH_DEVICES_CPU;
-  impl.run = run;
-  impl.workspace_bytes = example::workspace_bytes;
-  return host->add_implementation(host, &impl);
+  return example::add_cpu_implementation(host, "convt2d_mul_gap", "mul_gap_no_border", run);
 }
