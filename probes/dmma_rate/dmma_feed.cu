@@ -7,6 +7,8 @@
 //   mode 2: B from global memory (a 64 KB block of "arranged weights", 4 16-byte loads per step)
 //           converted to fp64 (16 conversions), A constant,
 //   mode 3: both (the k16 loop's operand paths),
+//   mode 15: mode 7 with B from 4 MB (each warp its own 32 KB stretch: L2, not L1) and 190 KB of
+//           shared memory per block (the L1 left as small as a persistent #34 block's),
 //   mode 7: both, A's channel offsets read per step from a koff table in shared memory (one 16-byte
 //           load per lane and step, as #34's loop) instead of worked out from the step.
 // One block of W warps per SM; prints TFLOP/s per mode and W.
@@ -31,6 +33,7 @@
 constexpr int kXs = 212;               // doubles per staged channel (4 mod 16, as #34's plan)
 constexpr int kSmemDoubles = 32 * kXs;  // 32 channels: 54 KB
 constexpr int kBFloats = 16384;         // 64 KB of B: 16 steps x 8 n8 tiles x 32 lanes x 4
+constexpr int kBigB = 1 << 20;          // mode 8: 4 MB of B, each warp walking its own part (L2, not L1)
 
 __device__ __forceinline__ void mma(double (&d)[4], const double (&a)[8], const double (&b)[4]) {
   asm volatile(
@@ -60,13 +63,15 @@ __global__ void __launch_bounds__(384) feed(const float* __restrict__ bglob, int
   for (int nt = 0; nt < 4; ++nt)
     for (int v = 0; v < 4; ++v) b[nt][v] = 1.0 - 1e-3 * (lane + v + nt);
   const uint32_t xs_base = static_cast<uint32_t>(__cvta_generic_to_shared(xs));
-  const float* bw = bglob + (warp % 2) * 512;  // two warp columns, as #34's warps
+  const float* bw = (Mode & 8) ? bglob + (static_cast<int64_t>(blockIdx.x) * 16 + warp) * 8192 % (kBigB - 8192)
+                             : bglob + (warp % 2) * 512;  // two warp columns, as #34's warps
   for (int i = 0; i < iters; ++i) {
     const int step = i & 15;
     if (Mode & 2) {
       float4 r[4];
 #pragma unroll
-      for (int nt = 0; nt < 4; ++nt) r[nt] = __ldg(reinterpret_cast<const float4*>(bw + step * 1024 + nt * 128 + lane * 4));
+      for (int nt = 0; nt < 4; ++nt)
+        r[nt] = __ldg(reinterpret_cast<const float4*>(bw + ((Mode & 8) ? (i & 7) * 1024 : step * 1024) + nt * 128 + lane * 4));
 #pragma unroll
       for (int nt = 0; nt < 4; ++nt) {
         b[nt][0] = r[nt].x;
@@ -116,7 +121,7 @@ __global__ void __launch_bounds__(384) feed(const float* __restrict__ bglob, int
 
 template <int Mode>
 double run(int warps, int sms, int iters, const float* bglob, double* sink) {
-  const size_t smem = kSmemDoubles * sizeof(double);
+  const size_t smem = (Mode & 8) ? 190 * 1024 : kSmemDoubles * sizeof(double);
   CHECK(cudaFuncSetAttribute(feed<Mode>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   cudaEvent_t e0, e1;
   CHECK(cudaEventCreate(&e0));
@@ -140,15 +145,15 @@ int main(int argc, char** argv) {
   CHECK(cudaGetDeviceProperties(&prop, 0));
   float* bglob;
   double* sink;
-  CHECK(cudaMalloc(&bglob, kBFloats * sizeof(float)));
-  CHECK(cudaMemset(bglob, 0, kBFloats * sizeof(float)));
+  CHECK(cudaMalloc(&bglob, kBigB * sizeof(float)));
+  CHECK(cudaMemset(bglob, 0, kBigB * sizeof(float)));
   CHECK(cudaMalloc(&sink, 1024 * sizeof(double)));
   const int sms = prop.multiProcessorCount;
   std::printf("DMMAFEED %s: 8 MMAs per k16 step per warp; TFLOP/s by operand path\n", prop.name);
   for (int w : {4, 8, 12}) {
-    std::printf("DMMAFEED warps/SM %2d (%d per scheduler): regs %6.2f | A from smem %6.2f | B from global + cvt %6.2f | both %6.2f | both, koff table %6.2f\n",
+    std::printf("DMMAFEED warps/SM %2d (%d per scheduler): regs %6.2f | A from smem %6.2f | B from global + cvt %6.2f | both %6.2f | both, koff table %6.2f | that, B from L2 %6.2f\n",
                 w, w / 4, run<0>(w, sms, iters, bglob, sink), run<1>(w, sms, iters, bglob, sink),
-                run<2>(w, sms, iters, bglob, sink), run<3>(w, sms, iters, bglob, sink), run<7>(w, sms, iters, bglob, sink));
+                run<2>(w, sms, iters, bglob, sink), run<3>(w, sms, iters, bglob, sink), run<7>(w, sms, iters, bglob, sink), run<15>(w, sms, iters, bglob, sink));
   }
   return 0;
 }
