@@ -7,7 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 mkdir -p "$root/build/probe"
 for p in dmma_rate dmma_feed; do
-  nvcc -O3 -std=c++17 -arch=sm_90 -Xptxas -v "$root/probes/dmma_rate/$p.cu" -o "$root/build/probe/$p" 2>&1 |
+  nvcc -O3 -std=c++17 -arch=sm_90 -Xptxas -v -I"$root" "$root/probes/dmma_rate/$p.cu" -o "$root/build/probe/$p" 2>&1 |
     grep -E "error|warning|spill" | grep -v " 0 bytes spill" || true
   echo "built build/probe/$p"
 done

@@ -21,19 +21,12 @@
 #include <cstdlib>
 #include <cstring>
 
-#define CHECK(x)                                                                                   \
-  do {                                                                                             \
-    cudaError_t e_ = (x);                                                                          \
-    if (e_ != cudaSuccess) {                                                                       \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));      \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
+#include "fused/common/cuda_check.h"
+
 
 constexpr int kXs = 212;               // doubles per staged channel (4 mod 16, as #34's plan)
 constexpr int kSmemDoubles = 32 * kXs;  // 32 channels: 54 KB
-constexpr int kBFloats = 16384;         // 64 KB of B: 16 steps x 8 n8 tiles x 32 lanes x 4
-constexpr int kBigB = 1 << 20;          // mode 8: 4 MB of B, each warp walking its own part (L2, not L1)
+constexpr int kBigB = 1 << 20;  // 4 MB of B; modes 2-7 use its first 64 KB (16 steps x 8 n8 tiles x 32 lanes x 4)
 
 __device__ __forceinline__ void mma(double (&d)[4], const double (&a)[8], const double (&b)[4]) {
   asm volatile(
@@ -80,9 +73,20 @@ __global__ void __launch_bounds__(384) feed(const float* __restrict__ bglob, int
         b[nt][3] = r[nt].w;
       }
     }
-    if (Mode & 4) {
-      const int4 ko = koff[step][t];
-      const int kj[4] = {ko.x, ko.y, ko.z, ko.w};
+    if (Mode & 1) {
+      // The byte offset of k column t + 4 j's channel ((step % 2) * 16 + t + 4 j): from the koff
+      // table (mode 4) or worked out from the step; positions g, g + 8, + 16 mt.
+      int kj[4];
+      if (Mode & 4) {
+        const int4 ko = koff[step][t];
+        kj[0] = ko.x;
+        kj[1] = ko.y;
+        kj[2] = ko.z;
+        kj[3] = ko.w;
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) kj[j] = ((step & 1) * 16 + t + 4 * j) * kXs * 8;
+      }
 #pragma unroll
       for (int j = 0; j < 4; ++j)
 #pragma unroll
@@ -91,19 +95,6 @@ __global__ void __launch_bounds__(384) feed(const float* __restrict__ bglob, int
           for (int h = 0; h < 2; ++h) {
             double v;
             asm volatile("ld.shared.f64 %0, [%1];" : "=d"(v) : "r"(xs_base + kj[j] + (16 * mt + 8 * h + g) * 8));
-            a[mt][2 * j + h] = v;
-          }
-    } else if (Mode & 1) {
-      // channel of k column t + 4 j in this step: (step % 2) * 16 + t + 4 j; positions g, g + 8, + 16 mt
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const uint32_t off = ((((step & 1) * 16 + t + 4 * j) * kXs) + 16 * mt + 8 * h + g) * 8;
-            double v;
-            asm volatile("ld.shared.f64 %0, [%1];" : "=d"(v) : "r"(xs_base + off));
             a[mt][2 * j + h] = v;
           }
     }
@@ -122,18 +113,18 @@ __global__ void __launch_bounds__(384) feed(const float* __restrict__ bglob, int
 template <int Mode>
 double run(int warps, int sms, int iters, const float* bglob, double* sink) {
   const size_t smem = (Mode & 8) ? 190 * 1024 : kSmemDoubles * sizeof(double);
-  CHECK(cudaFuncSetAttribute(feed<Mode>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  FB_CUDA_CHECK(cudaFuncSetAttribute(feed<Mode>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
+  FB_CUDA_CHECK(cudaEventCreate(&e0));
+  FB_CUDA_CHECK(cudaEventCreate(&e1));
   feed<Mode><<<sms, 32 * warps, smem>>>(bglob, iters / 10, sink);
-  CHECK(cudaEventRecord(e0));
+  FB_CUDA_CHECK(cudaEventRecord(e0));
   feed<Mode><<<sms, 32 * warps, smem>>>(bglob, iters, sink);
-  CHECK(cudaEventRecord(e1));
-  CHECK(cudaEventSynchronize(e1));
-  CHECK(cudaGetLastError());
+  FB_CUDA_CHECK(cudaEventRecord(e1));
+  FB_CUDA_CHECK(cudaEventSynchronize(e1));
+  FB_CUDA_CHECK(cudaGetLastError());
   float ms = 0.0f;
-  CHECK(cudaEventElapsedTime(&ms, e0, e1));
+  FB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
   return 2.0 * 16 * 8 * 16 * 8.0 * iters * warps * static_cast<double>(sms) / (ms * 1e-3) / 1e12;
 }
 
@@ -142,12 +133,12 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2)
     if (!std::strcmp(argv[i], "--iters")) iters = std::atoi(argv[i + 1]);
   cudaDeviceProp prop{};
-  CHECK(cudaGetDeviceProperties(&prop, 0));
+  FB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   float* bglob;
   double* sink;
-  CHECK(cudaMalloc(&bglob, kBigB * sizeof(float)));
-  CHECK(cudaMemset(bglob, 0, kBigB * sizeof(float)));
-  CHECK(cudaMalloc(&sink, 1024 * sizeof(double)));
+  FB_CUDA_CHECK(cudaMalloc(&bglob, kBigB * sizeof(float)));
+  FB_CUDA_CHECK(cudaMemset(bglob, 0, kBigB * sizeof(float)));
+  FB_CUDA_CHECK(cudaMalloc(&sink, 1024 * sizeof(double)));
   const int sms = prop.multiProcessorCount;
   std::printf("DMMAFEED %s: 8 MMAs per k16 step per warp; TFLOP/s by operand path\n", prop.name);
   for (int w : {4, 8, 12}) {

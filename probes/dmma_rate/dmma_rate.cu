@@ -10,14 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#define CHECK(x)                                                                                   \
-  do {                                                                                             \
-    cudaError_t e_ = (x);                                                                          \
-    if (e_ != cudaSuccess) {                                                                       \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));      \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
+#include "fused/common/cuda_check.h"
+
 
 template <int Shape, int kChains>
 __global__ void __launch_bounds__(512) dmma_loop(int iters, double* sink) {
@@ -58,16 +52,16 @@ __global__ void __launch_bounds__(512) dmma_loop(int iters, double* sink) {
 template <int Shape, int kChains>
 double run(int warps_per_block, int blocks, int iters, double* sink) {
   cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
+  FB_CUDA_CHECK(cudaEventCreate(&e0));
+  FB_CUDA_CHECK(cudaEventCreate(&e1));
   dmma_loop<Shape, kChains><<<blocks, 32 * warps_per_block>>>(iters / 10, sink);  // warm-up
-  CHECK(cudaEventRecord(e0));
+  FB_CUDA_CHECK(cudaEventRecord(e0));
   dmma_loop<Shape, kChains><<<blocks, 32 * warps_per_block>>>(iters, sink);
-  CHECK(cudaEventRecord(e1));
-  CHECK(cudaEventSynchronize(e1));
-  CHECK(cudaGetLastError());
+  FB_CUDA_CHECK(cudaEventRecord(e1));
+  FB_CUDA_CHECK(cudaEventSynchronize(e1));
+  FB_CUDA_CHECK(cudaGetLastError());
   float ms = 0.0f;
-  CHECK(cudaEventElapsedTime(&ms, e0, e1));
+  FB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
   const double flop_per_mma = Shape == 16 ? 2.0 * 16 * 8 * 16 : Shape == 8 ? 2.0 * 16 * 8 * 8 : 2.0 * 8 * 8 * 4;
   const double flops = flop_per_mma * kChains * iters * static_cast<double>(warps_per_block) * blocks;
   return flops / (ms * 1e-3) / 1e12;
@@ -78,9 +72,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2)
     if (!std::strcmp(argv[i], "--iters")) iters = std::atoi(argv[i + 1]);
   cudaDeviceProp prop{};
-  CHECK(cudaGetDeviceProperties(&prop, 0));
+  FB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   double* sink;
-  CHECK(cudaMalloc(&sink, 1024 * sizeof(double)));
+  FB_CUDA_CHECK(cudaMalloc(&sink, 1024 * sizeof(double)));
   const int sms = prop.multiProcessorCount;
   std::printf("DMMARATE %s, %d SMs; C chains of independent MMAs per warp; one block of W warps per SM\n", prop.name, sms);
   for (int w : {4, 8, 12, 16}) {
