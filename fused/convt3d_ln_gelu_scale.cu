@@ -52,8 +52,8 @@ __global__ void __launch_bounds__(k_arrange_threads) arrange_kernel(const __grid
   if (item < detail::arrange_items(pl)) detail::arrange_item(pl, a, item);
 }
 
-__global__ void __launch_bounds__(conv::k_threads, conv::k_blocks_per_sm) pass_kernel(const __grid_constant__ plan pl,
-                                                                  const __grid_constant__ args a) {
+__global__ void __launch_bounds__(conv::k_threads, conv::k_blocks_per_sm)
+    pass_kernel(const __grid_constant__ plan pl, const __grid_constant__ args a) {
   extern __shared__ float4 smem4[];
   conv::mma_device_exec ex;
   detail::pass_block(ex, pl, a, blockIdx.x, reinterpret_cast<unsigned char*>(smem4));
