@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "fused/common/cuda_check.h"
+#include "probes/probe_main.h"
 
 
 constexpr int kXs = 212;               // doubles per staged channel (4 mod 16, as #34's plan)
@@ -128,7 +129,7 @@ double run(int warps, int sms, int iters, const float* bglob, double* sink) {
   return 2.0 * 16 * 8 * 16 * 8.0 * iters * warps * static_cast<double>(sms) / (ms * 1e-3) / 1e12;
 }
 
-int main(int argc, char** argv) {
+static int probe(int argc, char** argv) {
   int iters = 2000;
   for (int i = 1; i + 1 < argc; i += 2)
     if (!std::strcmp(argv[i], "--iters")) iters = std::atoi(argv[i + 1]);
@@ -147,4 +148,8 @@ int main(int argc, char** argv) {
                 run<2>(w, sms, iters, bglob, sink), run<3>(w, sms, iters, bglob, sink), run<7>(w, sms, iters, bglob, sink), run<15>(w, sms, iters, bglob, sink));
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return fb::probes::run_probe("dmma_feed", [&] { return probe(argc, argv); });
 }

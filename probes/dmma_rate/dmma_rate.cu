@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "fused/common/cuda_check.h"
+#include "probes/probe_main.h"
 
 
 template <int Shape, int kChains>
@@ -67,7 +68,7 @@ double run(int warps_per_block, int blocks, int iters, double* sink) {
   return flops / (ms * 1e-3) / 1e12;
 }
 
-int main(int argc, char** argv) {
+static int probe(int argc, char** argv) {
   int iters = 20000;
   for (int i = 1; i + 1 < argc; i += 2)
     if (!std::strcmp(argv[i], "--iters")) iters = std::atoi(argv[i + 1]);
@@ -88,4 +89,8 @@ int main(int argc, char** argv) {
                 w, w / 4, a8, a4, a2, a1, b4, c4);
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return fb::probes::run_probe("dmma_rate", [&] { return probe(argc, argv); });
 }

@@ -18,18 +18,11 @@
 #include <random>
 #include <vector>
 
+#include "fused/common/cuda_check.h"
 #include "fused/convt3d_ln_gelu_scale.h"
+#include "probes/probe_main.h"
 
-#define CHECK(x)                                                                       \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
-
-int main(int argc, char** argv) {
+static int probe(int argc, char** argv) {
   namespace lgs = fb::fused::convt3d_ln_gelu_scale;
   lgs::problem p{32, 32, 64, 16, 32, 32, 4, 2, 1, 1e-5, 1.0};
   int reps = 15;
@@ -59,46 +52,46 @@ int main(int argc, char** argv) {
   void* dws;
   char* flush;
   const std::size_t ws = lgs::workspace_bytes(p), flush_bytes = 256u << 20;
-  CHECK(cudaMalloc(&dx, n_x * 4));
-  CHECK(cudaMalloc(&dw, n_w * 4));
-  CHECK(cudaMalloc(&dg, p.out_channels * 4));
-  CHECK(cudaMalloc(&db, p.out_channels * 4));
-  CHECK(cudaMalloc(&dout, n_out * 4));
-  CHECK(cudaMalloc(&dws, ws));
-  CHECK(cudaMalloc(&flush, flush_bytes));
-  CHECK(cudaMemcpy(dx, x.data(), n_x * 4, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(dw, w.data(), n_w * 4, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(dg, gamma.data(), p.out_channels * 4, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(db, beta.data(), p.out_channels * 4, cudaMemcpyHostToDevice));
+  FB_CUDA_CHECK(cudaMalloc(&dx, n_x * 4));
+  FB_CUDA_CHECK(cudaMalloc(&dw, n_w * 4));
+  FB_CUDA_CHECK(cudaMalloc(&dg, p.out_channels * 4));
+  FB_CUDA_CHECK(cudaMalloc(&db, p.out_channels * 4));
+  FB_CUDA_CHECK(cudaMalloc(&dout, n_out * 4));
+  FB_CUDA_CHECK(cudaMalloc(&dws, ws));
+  FB_CUDA_CHECK(cudaMalloc(&flush, flush_bytes));
+  FB_CUDA_CHECK(cudaMemcpy(dx, x.data(), n_x * 4, cudaMemcpyHostToDevice));
+  FB_CUDA_CHECK(cudaMemcpy(dw, w.data(), n_w * 4, cudaMemcpyHostToDevice));
+  FB_CUDA_CHECK(cudaMemcpy(dg, gamma.data(), p.out_channels * 4, cudaMemcpyHostToDevice));
+  FB_CUDA_CHECK(cudaMemcpy(db, beta.data(), p.out_channels * 4, cudaMemcpyHostToDevice));
   cudaStream_t s;
-  CHECK(cudaStreamCreate(&s));
+  FB_CUDA_CHECK(cudaStreamCreate(&s));
   cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
+  FB_CUDA_CHECK(cudaEventCreate(&e0));
+  FB_CUDA_CHECK(cudaEventCreate(&e1));
   auto call = [&] { lgs::run_cuda(p, dx, dw, nullptr, dg, db, dout, dws, s); };
   call();
   call();
-  CHECK(cudaStreamSynchronize(s));
+  FB_CUDA_CHECK(cudaStreamSynchronize(s));
   std::vector<float> ms;
   for (int r = 0; r < reps; ++r) {
-    CHECK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, s));  // a cold L2
-    CHECK(cudaEventRecord(e0, s));
+    FB_CUDA_CHECK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, s));  // a cold L2
+    FB_CUDA_CHECK(cudaEventRecord(e0, s));
     call();
-    CHECK(cudaEventRecord(e1, s));
-    CHECK(cudaEventSynchronize(e1));
+    FB_CUDA_CHECK(cudaEventRecord(e1, s));
+    FB_CUDA_CHECK(cudaEventSynchronize(e1));
     float t = 0;
-    CHECK(cudaEventElapsedTime(&t, e0, e1));
+    FB_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
     ms.push_back(t);
   }
-  CHECK(cudaGetLastError());
+  FB_CUDA_CHECK(cudaGetLastError());
   std::sort(ms.begin(), ms.end());
   cudaDeviceProp prop;
-  CHECK(cudaGetDeviceProperties(&prop, 0));
+  FB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("K34TIME %s B=%lld: median %.3f ms, min %.3f ms, max %.3f ms (%d reps, cold L2)\n", prop.name,
               (long long)p.batch, ms[ms.size() / 2], ms.front(), ms.back(), reps);
   if (sample_path) {
     std::vector<float> out(n_out);
-    CHECK(cudaMemcpy(out.data(), dout, n_out * 4, cudaMemcpyDeviceToHost));
+    FB_CUDA_CHECK(cudaMemcpy(out.data(), dout, n_out * 4, cudaMemcpyDeviceToHost));
     std::vector<float> sample;
     int64_t nan = 0;
     for (int64_t i = 0; i < n_out; ++i) nan += !std::isfinite(out[i]);
@@ -126,4 +119,8 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return fb::probes::run_probe("k34_time", [&] { return probe(argc, argv); });
 }

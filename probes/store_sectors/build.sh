@@ -4,6 +4,6 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 mkdir -p "$root/build/probe"
-nvcc -O3 -std=c++17 -arch=sm_90 -lineinfo "$root/probes/store_sectors/store_sectors_bench.cu" \
+nvcc -O3 -std=c++17 -arch=sm_90 -lineinfo -I"$root" "$root/probes/store_sectors/store_sectors_bench.cu" \
   -o "$root/build/probe/store_sectors_bench"
 echo "built $root/build/probe/store_sectors_bench"

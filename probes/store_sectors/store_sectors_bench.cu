@@ -13,7 +13,9 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::printf("CUDA %s at %d\n", cudaGetErrorString(e_), __LINE__); std::exit(1); } } while (0)
+#include "fused/common/cuda_check.h"
+#include "probes/probe_main.h"
+
 
 __global__ void contig(float* out, long n) {
   long i = blockIdx.x * (long)blockDim.x + threadIdx.x, stride = (long)gridDim.x * blockDim.x;
@@ -36,25 +38,25 @@ __global__ void halves_gap(float* out, long n, int m) {
   }
 }
 
-int main() {
+static int probe() {
   const long n = 63L * 1000 * 1000;  // 252 MB of floats, #15's output
   float* out;
-  CK(cudaMalloc(&out, n * sizeof(float)));
+  FB_CUDA_CHECK(cudaMalloc(&out, n * sizeof(float)));
   int sms;
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  FB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int blocks = sms * 8, threads = 256;
   cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
+  FB_CUDA_CHECK(cudaEventCreate(&a));
+  FB_CUDA_CHECK(cudaEventCreate(&b));
   auto time = [&](const char* name, auto launch) {
     std::vector<float> ms;
     for (int rep = 0; rep < 10; ++rep) {
-      CK(cudaEventRecord(a));
+      FB_CUDA_CHECK(cudaEventRecord(a));
       launch();
-      CK(cudaEventRecord(b));
-      CK(cudaEventSynchronize(b));
+      FB_CUDA_CHECK(cudaEventRecord(b));
+      FB_CUDA_CHECK(cudaEventSynchronize(b));
       float t;
-      CK(cudaEventElapsedTime(&t, a, b));
+      FB_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
       if (rep > 0) ms.push_back(t);
     }
     std::sort(ms.begin(), ms.end());
@@ -69,7 +71,9 @@ int main() {
     std::snprintf(name, sizeof name, "halves_gap%d", m);
     time(name, [&] { halves_gap<<<blocks, threads>>>(out, n, m); });
   }
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
+  FB_CUDA_CHECK(cudaGetLastError());
+  FB_CUDA_CHECK(cudaDeviceSynchronize());
   return 0;
 }
+
+int main() { return fb::probes::run_probe("store_sectors_bench", [] { return probe(); }); }

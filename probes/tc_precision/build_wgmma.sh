@@ -7,7 +7,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 mkdir -p "$root/build/probe"
-nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -lineinfo -Xptxas -v "$root/probes/tc_precision/wgmma_bench.cu" \
+nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -lineinfo -Xptxas -v -I"$root" "$root/probes/tc_precision/wgmma_bench.cu" \
   -o "$root/build/probe/wgmma_bench" 2>&1 | grep -Ei "error|warning|spill|performance loss|serializ" || true
 test -x "$root/build/probe/wgmma_bench"
 echo "built $root/build/probe/wgmma_bench"

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "fused/common/convt_phase.cuh"
+#include "probes/probe_main.h"
 #include "tc_common.cuh"
 
 namespace {
@@ -354,19 +355,19 @@ int run_variant(const geom& g, const std::vector<float>& x, const std::vector<fl
   const char* name = kBothW ? "both w phases, fp32 weights" : "one w phase, fp64 weights";
   const size_t smem = V::smem_bytes(g.ci);
   cudaDeviceProp prop{};
-  CK(cudaGetDeviceProperties(&prop, 0));
+  FB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   if (smem > static_cast<size_t>(prop.sharedMemPerBlockOptin)) {
     std::printf("SKIP dmma_conv %s: C_in=%d needs %zu B of shared memory, the GPU allows %zu\n", name, g.ci, smem,
                 static_cast<size_t>(prop.sharedMemPerBlockOptin));
     return 0;
   }
   const size_t n_y = static_cast<size_t>(g.b) * kCo * g.od * g.oh * g.ow;
-  CK(cudaMemset(dy, 0xFF, n_y * sizeof(float)));  // NaN: an output never written shows
-  CK(cudaFuncSetAttribute(dmma_conv_kernel<kBothW>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  FB_CUDA_CHECK(cudaMemset(dy, 0xFF, n_y * sizeof(float)));  // NaN: an output never written shows
+  FB_CUDA_CHECK(cudaFuncSetAttribute(dmma_conv_kernel<kBothW>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   const int blocks = g.b * V::kPhaseBlocks * 4;
   const double ms = time_ms([&] { dmma_conv_kernel<kBothW><<<blocks, kThreads, smem>>>(dx, dw, dy, g); });
   std::vector<float> y(n_y);
-  CK(cudaMemcpy(y.data(), dy, n_y * sizeof(float), cudaMemcpyDeviceToHost));
+  FB_CUDA_CHECK(cudaMemcpy(y.data(), dy, n_y * sizeof(float), cudaMemcpyDeviceToHost));
   // MACs: every tap of every output, zero-padded ones included.
   const double macs_all = static_cast<double>(n_y) * g.ci * 8;
   std::printf("RATE dmma_conv m16n8k16 %s: %.3f ms, %.1f TFLOP/s counting every tap (%.3g MACs; %d blocks, %zu B shared)\n",
@@ -397,7 +398,7 @@ int run_variant(const geom& g, const std::vector<float>& x, const std::vector<fl
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int probe(int argc, char** argv) {
   if (argc > 1 && std::string_view(argv[1]) == "--host-check") return host_check();
   const int B = argc > 1 ? std::atoi(argv[1]) : 32, Ci = argc > 2 ? std::atoi(argv[2]) : 32;
   const int D = argc > 3 ? std::atoi(argv[3]) : 16, H = argc > 4 ? std::atoi(argv[4]) : 32, W = 32;
@@ -407,7 +408,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   cudaDeviceProp prop{};
-  CK(cudaGetDeviceProperties(&prop, 0));
+  FB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("dmma_conv_bench: %s, B=%d C_in=%d C_out=%d D,H,W=%d,%d,%d k=%d s=%d p=%d -> %dx%dx%d, output %.2f GB\n",
               prop.name, B, Ci, kCo, D, H, W, kK, kS, kP, g.od, g.oh, g.ow,
               4.0 * B * kCo * g.od * g.oh * g.ow / 1e9);
@@ -418,15 +419,19 @@ int main(int argc, char** argv) {
   for (auto& v : w) v = static_cast<float>((2 * rng.u01() - 1) * wb);
   const size_t n_y = static_cast<size_t>(B) * kCo * g.od * g.oh * g.ow;
   float *dx, *dw, *dy;
-  CK(cudaMalloc(&dx, x.size() * sizeof(float)));
-  CK(cudaMalloc(&dw, w.size() * sizeof(float)));
-  CK(cudaMalloc(&dy, n_y * sizeof(float)));
-  CK(cudaMemcpy(dx, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(dw, w.data(), w.size() * sizeof(float), cudaMemcpyHostToDevice));
+  FB_CUDA_CHECK(cudaMalloc(&dx, x.size() * sizeof(float)));
+  FB_CUDA_CHECK(cudaMalloc(&dw, w.size() * sizeof(float)));
+  FB_CUDA_CHECK(cudaMalloc(&dy, n_y * sizeof(float)));
+  FB_CUDA_CHECK(cudaMemcpy(dx, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
+  FB_CUDA_CHECK(cudaMemcpy(dw, w.data(), w.size() * sizeof(float), cudaMemcpyHostToDevice));
   const int one = run_variant<false>(g, x, w, dx, dw, dy, rng);
   const int both = run_variant<true>(g, x, w, dx, dw, dy, rng);
-  CK(cudaFree(dx));
-  CK(cudaFree(dw));
-  CK(cudaFree(dy));
+  FB_CUDA_CHECK(cudaFree(dx));
+  FB_CUDA_CHECK(cudaFree(dw));
+  FB_CUDA_CHECK(cudaFree(dy));
   return one | both;
+}
+
+int main(int argc, char** argv) {
+  return fb::probes::run_probe("dmma_conv_bench", [&] { return probe(argc, argv); });
 }

@@ -12,14 +12,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                                   \
-  do {                                                                                          \
-    cudaError_t e_ = (x);                                                                       \
-    if (e_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                             \
-    }                                                                                           \
-  } while (0)
+#include "fused/common/cuda_check.h"
 
 __device__ __forceinline__ uint32_t to_tf32(float x) {
   uint32_t r;
@@ -65,23 +58,23 @@ __device__ __forceinline__ void mma_f64_m16n8(double (&d)[4], const double (&a)[
 template <class L>
 double time_ms(L launch) {
   cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
+  FB_CUDA_CHECK(cudaEventCreate(&e0));
+  FB_CUDA_CHECK(cudaEventCreate(&e1));
   launch();
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
+  FB_CUDA_CHECK(cudaGetLastError());
+  FB_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> ms;
   for (int r = 0; r < 5; ++r) {
-    CK(cudaEventRecord(e0));
+    FB_CUDA_CHECK(cudaEventRecord(e0));
     launch();
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
+    FB_CUDA_CHECK(cudaEventRecord(e1));
+    FB_CUDA_CHECK(cudaEventSynchronize(e1));
     float m = 0;
-    CK(cudaEventElapsedTime(&m, e0, e1));
+    FB_CUDA_CHECK(cudaEventElapsedTime(&m, e0, e1));
     ms.push_back(m);
   }
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
+  FB_CUDA_CHECK(cudaEventDestroy(e0));
+  FB_CUDA_CHECK(cudaEventDestroy(e1));
   std::sort(ms.begin(), ms.end());
   return ms[2];
 }

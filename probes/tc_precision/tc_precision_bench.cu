@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "fused/common/mma_f64.cuh"
+#include "probes/probe_main.h"
 #include "tc_common.cuh"
 
 __device__ __forceinline__ void mma_f64(double (&d)[2], double a, double b) {
@@ -352,20 +353,20 @@ size_t order_check(rng_t& rng, bool fp32_operands, int tiles) {
   for (auto& v : B) v = draw();
   for (auto& v : C) v = draw();
   double *dA, *dB, *dC, *dD;
-  CK(cudaMalloc(&dA, A.size() * sizeof(double)));
-  CK(cudaMalloc(&dB, B.size() * sizeof(double)));
-  CK(cudaMalloc(&dC, C.size() * sizeof(double)));
-  CK(cudaMalloc(&dD, D.size() * sizeof(double)));
-  CK(cudaMemcpy(dA, A.data(), A.size() * sizeof(double), cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(dB, B.data(), B.size() * sizeof(double), cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(dC, C.data(), C.size() * sizeof(double), cudaMemcpyHostToDevice));
+  FB_CUDA_CHECK(cudaMalloc(&dA, A.size() * sizeof(double)));
+  FB_CUDA_CHECK(cudaMalloc(&dB, B.size() * sizeof(double)));
+  FB_CUDA_CHECK(cudaMalloc(&dC, C.size() * sizeof(double)));
+  FB_CUDA_CHECK(cudaMalloc(&dD, D.size() * sizeof(double)));
+  FB_CUDA_CHECK(cudaMemcpy(dA, A.data(), A.size() * sizeof(double), cudaMemcpyHostToDevice));
+  FB_CUDA_CHECK(cudaMemcpy(dB, B.data(), B.size() * sizeof(double), cudaMemcpyHostToDevice));
+  FB_CUDA_CHECK(cudaMemcpy(dC, C.data(), C.size() * sizeof(double), cudaMemcpyHostToDevice));
   dmma_order_kernel<<<tiles, 32>>>(dA, dB, dC, dD);
-  CK(cudaGetLastError());
-  CK(cudaMemcpy(D.data(), dD, D.size() * sizeof(double), cudaMemcpyDeviceToHost));
-  CK(cudaFree(dA));
-  CK(cudaFree(dB));
-  CK(cudaFree(dC));
-  CK(cudaFree(dD));
+  FB_CUDA_CHECK(cudaGetLastError());
+  FB_CUDA_CHECK(cudaMemcpy(D.data(), dD, D.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  FB_CUDA_CHECK(cudaFree(dA));
+  FB_CUDA_CHECK(cudaFree(dB));
+  FB_CUDA_CHECK(cudaFree(dC));
+  FB_CUDA_CHECK(cudaFree(dD));
   size_t chain_differs = 0, once_differs = 0, c_last_differs = 0;
   for (int tile = 0; tile < tiles; ++tile) {
     const double* a = &A[static_cast<size_t>(tile) * 256];
@@ -399,14 +400,14 @@ size_t order_check(rng_t& rng, bool fp32_operands, int tiles) {
   return chain_differs;
 }
 
-int main(int argc, char** argv) {
+static int probe(int argc, char** argv) {
   const bool quick = argc > 1 && std::string_view(argv[1]) == "--quick";
   cudaDeviceProp prop{};
-  CK(cudaGetDeviceProperties(&prop, 0));
+  FB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("tc_precision_bench: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
   const int tiles = quick ? 128 : 512;  // 65,536 dot products per (K, distribution)
   float* sink;
-  CK(cudaMalloc(&sink, 1024 * sizeof(float)));
+  FB_CUDA_CHECK(cudaMalloc(&sink, 1024 * sizeof(float)));
 
   // 1. Throughput.
   {
@@ -415,7 +416,7 @@ int main(int argc, char** argv) {
     const double t_tf32 = time_ms([&] { tf32_rate_kernel<<<blocks, threads>>>(sink, 1); });
     const double t_dmma = time_ms([&] { dmma_rate_kernel<<<blocks, threads>>>(sink, 1); });
     const double t_ffma = time_ms([&] { ffma_rate_kernel<<<blocks, threads>>>(sink, 1); });
-    CK(cudaGetLastError());
+    FB_CUDA_CHECK(cudaGetLastError());
     const double f_tf32 = warps * kIters * 4 * 2.0 * 16 * 8 * 8;  // FLOPs
     const double f_dmma = warps * kIters * 4 * 2.0 * 8 * 8 * 4;
     const double f_ffma = static_cast<double>(blocks) * threads * kIters * 4 * 8 * 2.0;
@@ -429,7 +430,7 @@ int main(int argc, char** argv) {
     const double t_d8 = time_ms([&] { dmma16_rate_kernel<8><<<blocks, threads>>>(sink, 1); });
     const double t_d16 = time_ms([&] { dmma16_rate_kernel<16><<<blocks, threads>>>(sink, 1); });
     const double t_f2f = time_ms([&] { f2f_rate_kernel<<<blocks, threads>>>(sink, 1); });
-    CK(cudaGetLastError());
+    FB_CUDA_CHECK(cudaGetLastError());
     const double per_k = warps * kIters * 4 * 2.0 * 16 * 8;
     std::printf("RATE mma.sync m16n8k4 f64 (sm_90)              %8.1f TFLOP/s\n", per_k * 4 / t_d4 / 1e9);
     std::printf("RATE mma.sync m16n8k8 f64 (sm_90)              %8.1f TFLOP/s\n", per_k * 8 / t_d8 / 1e9);
@@ -439,7 +440,7 @@ int main(int argc, char** argv) {
     // FLOPs counted as fp32-equivalent: one m16n8k8's worth per k-block, whatever the terms.
     const double t_z3 = time_ms([&] { tf32_zeroed_rate_kernel<3><<<blocks, threads>>>(sink, 1); });
     const double t_z6 = time_ms([&] { tf32_zeroed_rate_kernel<6><<<blocks, threads>>>(sink, 1); });
-    CK(cudaGetLastError());
+    FB_CUDA_CHECK(cudaGetLastError());
     const double f_step = warps * kIters * 4 * 2.0 * 16 * 8 * 8;
     std::printf("RATE 3xTF32 zeroed per k-block + Kahan add     %8.1f TFLOP/s fp32-equivalent\n", f_step / t_z3 / 1e9);
     std::printf("RATE TF32x6 zeroed per k-block + Kahan add     %8.1f TFLOP/s fp32-equivalent\n", f_step / t_z6 / 1e9);
@@ -460,11 +461,11 @@ int main(int argc, char** argv) {
                                 : static_cast<float>((2 * rng.u01() - 1) * bound);
       for (auto& x : A) x = draw_x(d, rng);
       float *dA, *dB, *dO;
-      CK(cudaMalloc(&dA, A.size() * sizeof(float)));
-      CK(cudaMalloc(&dB, B.size() * sizeof(float)));
-      CK(cudaMalloc(&dO, static_cast<size_t>(tiles) * 128 * sizeof(float)));
-      CK(cudaMemcpy(dA, A.data(), A.size() * sizeof(float), cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(dB, B.data(), B.size() * sizeof(float), cudaMemcpyHostToDevice));
+      FB_CUDA_CHECK(cudaMalloc(&dA, A.size() * sizeof(float)));
+      FB_CUDA_CHECK(cudaMalloc(&dB, B.size() * sizeof(float)));
+      FB_CUDA_CHECK(cudaMalloc(&dO, static_cast<size_t>(tiles) * 128 * sizeof(float)));
+      FB_CUDA_CHECK(cudaMemcpy(dA, A.data(), A.size() * sizeof(float), cudaMemcpyHostToDevice));
+      FB_CUDA_CHECK(cudaMemcpy(dB, B.data(), B.size() * sizeof(float), cudaMemcpyHostToDevice));
       std::vector<scheme_result> res = {{"fp32 FMA (SIMT)", {}},   {"1xTF32", {}},
                                         {"3xTF32", {}},            {"DMMA f64", {}},
                                         {"fp32 FMA g8+Kahan", {}}, {"3xTF32 z8 add", {}},
@@ -484,13 +485,13 @@ int main(int argc, char** argv) {
         if (s == 8) dmma16_kernel<4><<<tiles, 32>>>(dA, dB, K, dO);
         if (s == 9) dmma16_kernel<8><<<tiles, 32>>>(dA, dB, K, dO);
         if (s == 10) dmma16_kernel<16><<<tiles, 32>>>(dA, dB, K, dO);
-        CK(cudaGetLastError());
+        FB_CUDA_CHECK(cudaGetLastError());
         res[s].out.resize(static_cast<size_t>(tiles) * 128);
-        CK(cudaMemcpy(res[s].out.data(), dO, res[s].out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        FB_CUDA_CHECK(cudaMemcpy(res[s].out.data(), dO, res[s].out.size() * sizeof(float), cudaMemcpyDeviceToHost));
       }
-      CK(cudaFree(dA));
-      CK(cudaFree(dB));
-      CK(cudaFree(dO));
+      FB_CUDA_CHECK(cudaFree(dA));
+      FB_CUDA_CHECK(cudaFree(dB));
+      FB_CUDA_CHECK(cudaFree(dO));
       // fp64 reference (long double sums) and the |a*b| sums that bound each dot product.
       const size_t n_out = static_cast<size_t>(tiles) * 128;
       std::vector<double> ref(n_out), mag(n_out);
@@ -536,7 +537,7 @@ int main(int argc, char** argv) {
                     100.0 * static_cast<double>(loses_grouped) / static_cast<double>(n_out));
       }
     }
-  CK(cudaFree(sink));
+  FB_CUDA_CHECK(cudaFree(sink));
   // 3. How the sm_90 f64 MMA adds (whether #34's host executor emulates it bitwise). Informational:
   // a difference here is not a failure (the host executor is checked against fp64 with tolerances).
   {
@@ -549,4 +550,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return fb::probes::run_probe("tc_precision_bench", [&] { return probe(argc, argv); });
 }

@@ -52,6 +52,7 @@
 #include <utility>
 #include <vector>
 
+#include "probes/probe_main.h"
 #include "tc_common.cuh"
 
 // ---------------------------------------------------------------------------------------------
@@ -310,8 +311,8 @@ pieces split3(const std::vector<float>& x) {
 template <class T>
 T* upload(const std::vector<T>& v) {
   T* p;
-  CK(cudaMalloc(&p, v.size() * sizeof(T)));
-  CK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  FB_CUDA_CHECK(cudaMalloc(&p, v.size() * sizeof(T)));
+  FB_CUDA_CHECK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
   return p;
 }
 
@@ -321,14 +322,14 @@ std::vector<float> run_gemm(const std::vector<T>& A, const std::vector<T>& B, in
   T* dA = upload(A);
   T* dB = upload(B);
   float* dO;
-  CK(cudaMalloc(&dO, static_cast<size_t>(rows) * N * sizeof(float)));
+  FB_CUDA_CHECK(cudaMalloc(&dO, static_cast<size_t>(rows) * N * sizeof(float)));
   wg_gemm_kernel<kBF16, N, kProds><<<rows / 64, 128>>>(dA, dB, K, rows, swap, dO);
-  CK(cudaGetLastError());
+  FB_CUDA_CHECK(cudaGetLastError());
   std::vector<float> out(static_cast<size_t>(rows) * N);
-  CK(cudaMemcpy(out.data(), dO, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
-  CK(cudaFree(dA));
-  CK(cudaFree(dB));
-  CK(cudaFree(dO));
+  FB_CUDA_CHECK(cudaMemcpy(out.data(), dO, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  FB_CUDA_CHECK(cudaFree(dA));
+  FB_CUDA_CHECK(cudaFree(dB));
+  FB_CUDA_CHECK(cudaFree(dO));
   return out;
 }
 
@@ -434,10 +435,10 @@ struct scheme {
   double worst_rms_256 = 0, worst_loses_256 = 0;
 };
 
-int main(int argc, char** argv) {
+static int probe(int argc, char** argv) {
   const bool quick = argc > 1 && std::string_view(argv[1]) == "--quick";
   cudaDeviceProp prop{};
-  CK(cudaGetDeviceProperties(&prop, 0));
+  FB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const int sms = prop.multiProcessorCount;
   std::printf("wgmma_bench: %s, %d SMs, sm_%d%d%s\n", prop.name, sms, prop.major, prop.minor, quick ? ", --quick" : "");
   if (prop.major != 9) {
@@ -458,12 +459,12 @@ int main(int argc, char** argv) {
 
   // 2. Throughput.
   float* sink;
-  CK(cudaMalloc(&sink, 1024 * sizeof(float)));
+  FB_CUDA_CHECK(cudaMalloc(&sink, 1024 * sizeof(float)));
   const double flop_per_sm = quick ? 0x1p33 : 0x1p36;  // per launch: ~18 ms of tf32 wgmma per run
   auto wg_rate = [&](auto kernel, int n, int k, int wgs) {
     const double flop_instr = 2.0 * 64 * n * k;
     const int iters = static_cast<int>(flop_per_sm / (wgs * kRateSteps * flop_instr));
-    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kRateSmem));
+    FB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kRateSmem));
     const double ms = time_ms([&] { kernel<<<sms, 128 * wgs, kRateSmem>>>(iters, sink); });
     return static_cast<double>(sms) * wgs * iters * kRateSteps * flop_instr / ms / 1e9;
   };
@@ -481,7 +482,7 @@ int main(int argc, char** argv) {
   std::printf(rate_fmt, "wgmma m64n128k16 bf16 SS, 4 WG/SM", r_b128, r_b128 / r_mma);
   std::printf(rate_fmt, "wgmma m64n256k16 bf16 SS, 2 WG/SM", r_b256, r_b256 / r_mma);
   std::printf("RATE %-38s %8.1f TFLOP/s\n", "mma.sync m16n8k8 tf32, 32 warps/SM", r_mma);
-  CK(cudaFree(sink));
+  FB_CUDA_CHECK(cudaFree(sink));
 
   // 3. Accumulator rounding.
   round_check<false>("wgmma m64n128k8 tf32");
@@ -508,14 +509,14 @@ int main(int argc, char** argv) {
         float* dX = upload(X);
         float* dW = upload(W);
         float* dO;
-        CK(cudaMalloc(&dO, n_out * sizeof(float)));
+        FB_CUDA_CHECK(cudaMalloc(&dO, n_out * sizeof(float)));
         simt_kernel<<<static_cast<int>(n_out / 128), 128>>>(dX, dW, K, N, dO);
-        CK(cudaGetLastError());
+        FB_CUDA_CHECK(cudaGetLastError());
         res[0].resize(n_out);
-        CK(cudaMemcpy(res[0].data(), dO, n_out * sizeof(float), cudaMemcpyDeviceToHost));
-        CK(cudaFree(dX));
-        CK(cudaFree(dW));
-        CK(cudaFree(dO));
+        FB_CUDA_CHECK(cudaMemcpy(res[0].data(), dO, n_out * sizeof(float), cudaMemcpyDeviceToHost));
+        FB_CUDA_CHECK(cudaFree(dX));
+        FB_CUDA_CHECK(cudaFree(dW));
+        FB_CUDA_CHECK(cudaFree(dO));
       }
       for (size_t s = 1; s < schemes.size(); ++s) {
         const int kind = schemes[s].kind, prods = schemes[s].prods;
@@ -589,4 +590,8 @@ int main(int argc, char** argv) {
               "SUMMARY worst over the 4 distributions at K=256; eff = raw / products, the splits not counted\n",
               schemes[0].worst_rms_256);
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return fb::probes::run_probe("wgmma_bench", [&] { return probe(argc, argv); });
 }
