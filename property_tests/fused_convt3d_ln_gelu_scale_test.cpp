@@ -241,16 +241,22 @@ TEST(FusedConvT3dLnGeluScale, RejectsInvalidProblemsNamingTheField) {
 // Row math
 // ---------------------------------------------------------------------------------------------
 
-// Mean and biased variance from centred values, exact to fp64 rounding on offset rows where
-// E[y^2] - E[y]^2 in fp32 would cancel (the SPEC trap), and 1/sqrt(var + eps) with eps once.
+// Mean and biased variance from values shifted by the row's first, exact to fp64 rounding on
+// offset rows where E[y^2] - E[y]^2 would cancel (the SPEC trap), also when that first value is
+// far from the others (the shift's worst case: the cancellation grows to n + 1), and 1/sqrt(var +
+// eps) with eps once. The mean is within fp64 rounding of the row's largest magnitude.
 RC_GTEST_PROP(FusedConvT3dLnGeluScaleMath, RowMomentsAreCentredAndBiased, ()) {
   const int n = *rc::gen::inRange(1, 129);
   const double offset = *rc::gen::element(0.0, 3.0, 1000.0);
+  const double outlier = *rc::gen::element(0.0, 10.0, 1e3, -1e5);  // the first value's distance, in 0.01s
   const double eps = *rc::gen::element(1e-6, 1e-5, 0.5);
   std::mt19937_64 rng(*rc::gen::arbitrary<uint64_t>());
   std::normal_distribution<float> n01(0.0f, 1.0f);
   std::vector<float> row(static_cast<std::size_t>(n));
   for (float& v : row) v = static_cast<float>(offset) + 0.01f * n01(rng);
+  row[0] = static_cast<float>(row[0] + 0.01 * outlier);
+  double largest = 0.0;
+  for (float v : row) largest = std::max(largest, std::fabs(static_cast<double>(v)));
   long double mean = 0.0L;
   for (float v : row) mean += v;
   mean /= n;
@@ -259,7 +265,7 @@ RC_GTEST_PROP(FusedConvT3dLnGeluScaleMath, RowMomentsAreCentredAndBiased, ()) {
   var /= n;  // biased
   row.push_back(std::numeric_limits<float>::quiet_NaN());  // past the row: never read
   const ln::detail::row_norm rn = ln::detail::row_moments(row.data(), n, eps);
-  RC_ASSERT(std::fabs(rn.mean - static_cast<double>(mean)) <= 1e-15 * (std::fabs(static_cast<double>(mean)) + 1.0));
+  RC_ASSERT(std::fabs(rn.mean - static_cast<double>(mean)) <= 1e-15 * (largest + 1.0));
   const double want = static_cast<double>(1.0L / std::sqrt(var + eps));
   RC_ASSERT(std::fabs(rn.rstd - want) <= 1e-12 * want);
 }
