@@ -20,9 +20,10 @@
 // k16 loop is done with it (a split row buffer, where it fits); after the last w phase a thread
 // per row takes its fp64 mean and biased variance in one pass (sums of the values less the row's
 // first value and of their squares, 4 interleaved partial sums each: row_moments), normalises its
-// row in fp64, rounds once to fp32, applies exact GELU in fp32 as PyTorch writes it (0.5 u (1 +
-// erff(u / sqrt 2))) and the scale, and stores the row in w' order, 16 bytes at a time (a row's
-// values are independent chains: their latencies overlap). The conv bias cancels.
+// row in fp64, rounds once to fp32, applies exact (erf) GELU in fp32 (u Phi(u), Phi's small side
+// by one exp2 and a polynomial: gelu_erf) and the scale, and stores the row in w' order, 16 bytes
+// at a time (a row's values are independent chains: their latencies overlap). The conv bias
+// cancels.
 //
 // Determinism: no atomics; every output has one owner and every sum a fixed order (the MMA's
 // internal order is fixed by the hardware). 64-bit indices for x, out and the workspace; 32-bit

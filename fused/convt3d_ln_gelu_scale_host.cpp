@@ -3,7 +3,7 @@
 // warps with all 32 lanes and the fp64 MMA emulated from its fragment layout), with the same plan,
 // tiles, chunks, staging, operand offsets and row math. The device agrees with it up to the order
 // of the fp64 additions inside one MMA instruction (absorbed by the rounding of y to fp32 but for
-// rare ties) and the platforms' fp64 erf (gelu_erf).
+// rare ties) and the platforms' exp2 in gelu_erf (the GPU's ex2.approx, the host's std::exp2).
 //
 // Shared memory is filled with NaN before every block: a block that read shared memory it did not
 // write itself (which on the GPU would read another block's leftovers) makes the output NaN, and the

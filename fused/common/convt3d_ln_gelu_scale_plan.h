@@ -243,10 +243,42 @@ FB_HOST_DEVICE double rsqrt64(double v) {
 #endif
 }
 
-/// Exact (erf) GELU of an fp32 value in fp32, PyTorch's own formula: 0.5 u (1 + erf(u / sqrt 2)).
-/// erff is within 2 ulp on the GPU (CUDA's, branch-free) and ~1 ulp on the host (the C library's);
-/// where u << 0 the 1 + erf cancels, but the result's absolute error stays below ~1e-7 |u|.
-FB_HOST_DEVICE float gelu_erf(float u) { return u * 0.5f * (1.0f + erff(u * 0.70710678118654752440f)); }
+/// 2^q in fp32: on the GPU the special-function unit's ex2.approx (one MUFU.EX2; relative error
+/// below 2^-22, subnormal results flushed to 0), on the host std::exp2.
+FB_HOST_DEVICE float exp2_f32(float q) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(q));
+  return r;
+#else
+  return std::exp2(q);
+#endif
+}
+
+/// Exact (erf) GELU of an fp32 value in fp32: u Phi(u), Phi(u) = (1 + erf(u / sqrt 2)) / 2 the
+/// normal CDF (PyTorch's gelu, approximate='none'; not the tanh form). Phi's smaller side,
+/// Phi(-|u|) = erfc(t) / 2 with t = |u| / sqrt 2, is 2^(t P(t) - 1) with P of degree 7 (a weighted
+/// minimax fit of log2 erfc on [0, 3.92]: erfc's absolute error below 1.6e-8 there, its fp32
+/// coefficients below; t P(t) keeps falling past 3.92, so 2^q -> 0 and GELU(u) -> 0 or u), and
+/// Phi(u) = 1 - that for u >= 0. One exp2 and 8 fmaf, no branch: about half the instructions of
+/// 0.5 u (1 + erff(u / sqrt 2)) (CUDA's erff selects one of two coefficient sets per value), -2.3%
+/// for the #34 kernel on an H100. Measured on the host over every 9973rd fp32 bit pattern with
+/// 1e-30 <= |u| <= 1e4, against long double erfc: |error| <= 2.03 x 2^-24 |u| (the erff form: 1.8);
+/// the GPU's ex2 adds at most 2^-22 of Phi's smaller side, |u| 2^-23 at most. Host and device differ
+/// by that ex2 alone (the self-test's tolerance), as they did by their erff before.
+FB_HOST_DEVICE float gelu_erf(float u) {
+  const float t = fabsf(u) * 0.70710678118654752440f;
+  float p = -4.53584908e-05f;
+  p = fmaf(p, t, 4.45506594e-04f);
+  p = fmaf(p, t, -1.48943777e-03f);
+  p = fmaf(p, t, -7.74636515e-04f);
+  p = fmaf(p, t, 2.82536875e-02f);
+  p = fmaf(p, t, -1.48481622e-01f);
+  p = fmaf(p, t, -9.18416381e-01f);
+  p = fmaf(p, t, -1.62790859e+00f);  // ~ -2 / (sqrt(pi) ln 2): erfc(t) = 1 - 2t / sqrt(pi) + ...
+  const float phi_small = exp2_f32(fmaf(t, p, -1.0f));
+  return u * (u >= 0.0f ? 1.0f - phi_small : phi_small);
+}
 
 /// One output from its row's fp64 mean and 1/sqrt(var + eps): scale * GELU(gamma * (y - mean) *
 /// rstd + beta), the normalisation in fp64, rounded once to fp32 before the GELU and the scale.

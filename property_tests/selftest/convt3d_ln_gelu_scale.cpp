@@ -3,8 +3,8 @@
 // random problems of the fuzz domain, problems that cross the kernel's internal boundaries, and the
 // default sizes; with --bench the default is timed beside its floor. The two agree up to the order of
 // the fp64 additions inside one MMA instruction (which the rounding of y to fp32 absorbs but for rare
-// ties) and the platforms' fp32 erff (fused/common/convt3d_ln_gelu_scale_plan.h gelu_erf, within a
-// few ulp of each other): inside k_atol + k_rtol |host|.
+// ties) and the platforms' exp2 (fused/common/convt3d_ln_gelu_scale_plan.h gelu_erf: the GPU's
+// ex2.approx within 2^-22 of the host's std::exp2): inside k_atol + k_rtol |host|.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
