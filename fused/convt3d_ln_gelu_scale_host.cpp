@@ -20,6 +20,19 @@ namespace detail {
 
 void run_host_plan(const plan& pl, const args& a) {
   for (int64_t item = 0; item < arrange_items(pl); ++item) arrange_item(pl, a, item);
+  if (pl.persistent) {
+    // Programs of k_tiles_per_program consecutive tiles, as the GPU's resident blocks run theirs
+    // (which tiles a program gets does not change any output).
+    constexpr int64_t k_tiles_per_program = 16;
+    const int64_t programs = (pl.g.n_blocks + k_tiles_per_program - 1) / k_tiles_per_program;
+    fb::fused::detail::run_blocks_on_host<conv::mma_host_tiles_exec>(
+        programs, pl.smem_bytes, [&](conv::mma_host_tiles_exec& ex, int64_t program, float* smem) {
+          ex.lo = program * k_tiles_per_program;
+          ex.hi = ex.lo + k_tiles_per_program < pl.g.n_blocks ? ex.lo + k_tiles_per_program : pl.g.n_blocks;
+          persistent_program(ex, pl, a, reinterpret_cast<unsigned char*>(smem));
+        });
+    return;
+  }
   fb::fused::detail::run_blocks_on_host<conv::mma_host_exec>(
       pl.g.n_blocks, pl.smem_bytes, [&](conv::mma_host_exec& ex, int64_t block, float* smem) {
         pass_block(ex, pl, a, block, reinterpret_cast<unsigned char*>(smem));

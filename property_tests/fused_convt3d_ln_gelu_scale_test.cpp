@@ -192,14 +192,26 @@ TEST(FusedConvT3dLnGeluScale, DefaultPlan) {
   EXPECT_TRUE(pl.last_into_x);
   EXPECT_EQ(pl.n_a, 32);
   EXPECT_EQ(pl.row_stride, 33);
-  // x 32 x 212 x 8 + koff 256 x 4, then 64 columns of 16 + 4 bytes and 128 LayerNorm rows of 33 x 4.
-  EXPECT_EQ(pl.smem_bytes, 54272u + 1024u + 64u * 20u + 128u * 132u);
-  EXPECT_LE(pl.smem_bytes, conv::k_smem_three_per_sm_bytes);
+  // The persistent program: x 32 x 212 x 8 + the koff tables of both w phases, 2 x 256 x 4, then 64
+  // columns of 16 + 4 bytes and 128 LayerNorm rows of 33 x 4; still three blocks per SM with the
+  // kernel's static shared memory.
+  EXPECT_TRUE(pl.persistent);
+  EXPECT_EQ(pl.smem_bytes, 54272u + 2u * 1024u + 64u * 20u + 128u * 132u);
+  EXPECT_LE(pl.smem_bytes + conv::k_persistent_static_bytes, conv::k_smem_three_per_sm_bytes);
+  // Its fp32 box: w from -4 (16-byte aligned; the box's first column w = -1 is 3 floats in), 40
+  // floats wide, 32 x 2 x 3 lines, at the top of x's memory (128-byte aligned), clear of the last
+  // w phase's 128 rows of 33 floats below it.
+  EXPECT_EQ(conv::box_w_start(g), -4);
+  EXPECT_EQ(conv::box_w_skip(g), 3);
+  EXPECT_EQ(conv::box_width(g), 40);
+  EXPECT_EQ(conv::box_bytes(g), 32u * 2u * 3u * 40u * 4u);
+  EXPECT_EQ(conv::box_offset(g), (54272u - 30720u) / 128u * 128u);
+  EXPECT_GE(conv::box_offset(g), 128u * 132u);
   // The last phase's rows fit in x's memory.
   EXPECT_LE(128u * 132u, g.x_bytes);
   // Workspace: the arranged weights, 8 phases x 16 steps x 8 n8 tiles x 32 lanes x 4 floats, the
-  // koff tables, 8 phases x 16 steps x 16 ints, and the alignment.
-  EXPECT_EQ(ln::workspace_bytes(def), 8u * 16u * 8u * 32u * 4u * 4u + 8u * 16u * 16u * 4u + 256u);
+  // koff tables, 8 phases x 16 steps x 16 ints, the tile counter (a double's room) and the alignment.
+  EXPECT_EQ(ln::workspace_bytes(def), 8u * 16u * 8u * 32u * 4u * 4u + 8u * 16u * 16u * 4u + 8u + 256u);
 }
 
 TEST(FusedConvT3dLnGeluScale, RejectsInvalidProblemsNamingTheField) {
@@ -374,9 +386,9 @@ struct ln_case {
   bool has_bias = true;
 };
 
-ln_case draw_case(bool wide) {
+ln_case draw_case_of(const ln::problem& problem) {
   ln_case c;
-  c.prob = draw_problem(wide);
+  c.prob = problem;
   const ln::problem& p = c.prob;
   c.d = *rc::gen::element(dist::uniform, dist::normal, dist::offset, dist::border_only, dist::sparse);
   c.has_bias = *rc::gen::arbitrary<bool>();
@@ -394,6 +406,28 @@ ln_case draw_case(bool wide) {
   fill_uniform(c.gamma, -2.0f, 2.0f, rng);
   fill_uniform(c.beta, -2.0f, 2.0f, rng);
   return c;
+}
+ln_case draw_case(bool wide) { return draw_case_of(draw_problem(wide)); }
+
+/// A problem the persistent program may serve: W a multiple of 4 (the tensor map's row pitch),
+/// W' <= 128, all input channels staged at once where they fit.
+ln::problem draw_persistent_problem() {
+  ln::problem p{};
+  p.kernel_size = *rc::gen::inRange<int64_t>(1, 5);
+  p.stride = *rc::gen::inRange<int64_t>(1, 3);
+  p.batch = *rc::gen::inRange<int64_t>(1, 3);
+  p.in_channels = *rc::gen::inRange<int64_t>(1, 17);
+  p.depth = *rc::gen::inRange<int64_t>(1, 6);
+  p.height = *rc::gen::inRange<int64_t>(1, 8);
+  p.width = 4 * *rc::gen::inRange<int64_t>(1, ((128 - p.kernel_size) / p.stride + 1) / 4 + 1);
+  const int64_t pm = std::min({max_padding(p.depth, p.kernel_size, p.stride),
+                               max_padding(p.height, p.kernel_size, p.stride),
+                               max_padding(p.width, p.kernel_size, p.stride), p.kernel_size});
+  p.padding = *rc::gen::inRange<int64_t>(0, pm + 1);
+  p.out_channels = convt_output_size(p.width, p.kernel_size, p.stride, p.padding, 0);
+  p.eps = *rc::gen::element(1e-5, 1e-3, 0.3, 1.0);
+  p.scaling_factor = *rc::gen::element(1.0, -2.5, 0.37, 3.0);
+  return p;
 }
 
 struct expected {
@@ -434,9 +468,11 @@ expected brute_force(const ln_case& c) {
 }
 
 /// Runs the host executor with the output poisoned with NaN and the workspace with 0xFF bytes.
-/// cap_chunk > 0 stages at most that many input channels at once.
-std::vector<float> run(const ln_case& c, int64_t cap_chunk = 0) {
-  const ln::detail::plan pl = ln::detail::make_plan(c.prob, cap_chunk);
+/// cap_chunk > 0 stages at most that many input channels at once; block_program runs a persistent
+/// plan's tiles as the block kernel does (one program per tile).
+std::vector<float> run(const ln_case& c, int64_t cap_chunk = 0, bool block_program = false) {
+  ln::detail::plan pl = ln::detail::make_plan(c.prob, cap_chunk);
+  if (block_program) pl.persistent = false;
   if (cap_chunk > 0) RC_ASSERT(pl.g.chunk_ci <= cap_chunk);
   const std::size_t ws_bytes = ln::workspace_bytes(c.prob);
   std::vector<unsigned char> ws(std::max(ws_bytes, pl.workspace_bytes) + 64, 0xFF);
@@ -487,6 +523,76 @@ RC_GTEST_PROP(FusedConvT3dLnGeluScaleHost, RepeatedCallsAreBitwiseIdentical, ())
   const std::vector<float> base = run(c);
   const std::vector<float> again = run(c);
   RC_ASSERT(std::memcmp(base.data(), again.data(), base.size() * sizeof(float)) == 0);
+}
+
+// The persistent program computes each tile as the block program does: the same bits, whichever
+// tiles a program runs one after another (its koff tables and columns kept across them, empty
+// tiles skipped).
+RC_GTEST_PROP(FusedConvT3dLnGeluScaleHost, PersistentProgramEqualsTheBlockProgram, ()) {
+  const ln::problem problem = draw_persistent_problem();
+  RC_PRE(problem.out_channels <= 128 && ln::detail::make_plan(problem).persistent);
+  const ln_case c = draw_case_of(problem);
+  const ln::detail::plan pl = ln::detail::make_plan(c.prob);
+  RC_TAG(pl.last_into_x ? "split rows" : "whole rows", pl.g.n_groups > 1 ? "two groups" : "one group");
+  const std::vector<float> persistent = run(c);
+  const std::vector<float> blocks = run(c, 0, true);
+  RC_ASSERT(std::memcmp(persistent.data(), blocks.data(), persistent.size() * sizeof(float)) == 0);
+}
+
+// The persistent kernel's x box, byte by byte, over a grid of problems: the tensor copy lands the
+// fp32 box where the finish does not read (clear of the last w phase's rows in x's memory), and the
+// conversion to fp64, round by round in the kernel's order (plane groups outer, element groups
+// inner: mma_persistent_exec::commit_box), reads every value before any round writes over it.
+TEST(FusedConvT3dLnGeluScale, PersistentBoxIsClearOfTheRowsAndConvertsInPlace) {
+  int persistent = 0;
+  for (int64_t c_in : {1, 3, 8, 16, 32, 48})
+    for (int64_t w : {4, 8, 12, 16, 32})
+      for (int64_t k : {1, 2, 3, 4})
+        for (int64_t s : {1, 2}) {
+          const int64_t pad = k > 1 && s == 2 ? 1 : 0, w_out = (w - 1) * s - 2 * pad + k;
+          if (w_out < 1 || w_out > 128) continue;
+          const ln::problem p{2, c_in, w_out, 3, 4, w, k, s, pad, 1e-5, 1.0};
+          const ln::detail::plan pl = ln::detail::make_plan(p);
+          if (!pl.persistent) continue;
+          ++persistent;
+          const conv::geometry& g = pl.g;
+          enum : unsigned char { untouched, rows, box, box_read, converted };
+          std::vector<unsigned char> mem(g.x_bytes, untouched);
+          const std::size_t rows_bytes =
+              pl.last_into_x ? static_cast<std::size_t>(pl.ln_rows) * pl.row_stride * sizeof(float) : 0;
+          for (std::size_t b = 0; b < rows_bytes; ++b) mem[b] = rows;
+          const int bw = conv::box_width(g), skip = conv::box_w_skip(g);
+          const std::size_t base = conv::box_offset(g);
+          ASSERT_EQ(base % 128, 0u);
+          ASSERT_LE(base + conv::box_bytes(g), g.x_bytes) << p.in_channels << " " << p.width;
+          for (std::size_t b = base; b < base + conv::box_bytes(g); ++b) {
+            ASSERT_NE(mem[b], rows) << "box over the rows: C_in " << c_in << " W " << w << " k " << k << " s " << s;
+            mem[b] = box;
+          }
+          const int planes = static_cast<int>(g.c_in) * g.xd, plane_elems = g.xh * g.xw;
+          for (int p0 = 0; p0 < planes; p0 += conv::k_warps * conv::k_commit_planes)
+            for (int e0 = 0; e0 < plane_elems; e0 += 32 * conv::k_commit_elems) {
+              const int p1 = std::min(p0 + conv::k_warps * conv::k_commit_planes, planes);
+              const int e1 = std::min(e0 + 32 * conv::k_commit_elems, plane_elems);
+              for (int q = p0; q < p1; ++q)
+                for (int e = e0; e < e1; ++e) {
+                  const std::size_t at =
+                      base + (static_cast<std::size_t>(q) * g.xh * bw + (e / g.xw) * bw + skip + e % g.xw) * sizeof(float);
+                  for (std::size_t b = at; b < at + sizeof(float); ++b) {
+                    ASSERT_EQ(mem[b], box) << "read after a write: C_in " << c_in << " W " << w << " k " << k;
+                    mem[b] = box_read;
+                  }
+                }
+              for (int q = p0; q < p1; ++q)
+                for (int e = e0; e < e1; ++e) {
+                  const std::size_t at =
+                      (static_cast<std::size_t>(q / g.xd) * g.x_ci_stride + (q % g.xd) * plane_elems + e) * sizeof(double);
+                  for (std::size_t b = at; b < at + sizeof(double); ++b) mem[b] = converted;
+                }
+              // Values of later rounds still there: checked when they are read.
+            }
+        }
+  EXPECT_GT(persistent, 20);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #pragma once
-/// Bulk copies from global into shared memory on Hopper (cp.async.bulk, the TMA unit's 1-D form),
-/// completing on one mbarrier: the GPU's stager of block programs that stage runs of consecutive
-/// floats (convt3d_bn_sub's rows_band_block; the host executor's stager is a memcpy). One thread
+/// Bulk copies from global into shared memory on Hopper (cp.async.bulk, the TMA unit's 1-D form,
+/// and its tensor form), completing on one mbarrier: the GPU's stager of block programs that stage
+/// runs of consecutive floats (convt3d_bn_sub's rows_band_block; the host executor's stager is a
+/// memcpy) or a box of a tensor (convt3d_mma's conv_persistent). One thread
 /// issues the copies, arrives and waits; a __syncthreads() after its wait passes the data on to the
 /// block. The barrier is reused item after item: the waiting thread keeps the phase parity. nvcc only.
 #if !defined(__CUDACC__)
@@ -35,6 +36,23 @@ struct bulk_stager {
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
             static_cast<std::uint32_t>(__cvta_generic_to_shared(dst_shared))),
         "l"(src_global), "r"(bytes), "r"(barrier_addr())
+        : "memory");
+  }
+
+  /// One TMA tensor copy of `bytes` (the whole box) from the 5-D tensor `tensor_map` (a CUtensorMap
+  /// in parameter or constant memory) at coordinates c0 (innermost) .. c4 into dst_shared (128-byte
+  /// aligned), with its own arrival: the phase completes when it has landed. Elements outside the
+  /// tensor read zero. Only the issuing thread calls it; shared memory the block used before is
+  /// handed to the copy by a barrier before the call (the proxy fence here orders it).
+  __device__ void tensor_copy_5d(float* dst_shared, const void* tensor_map, int c0, int c1, int c2, int c3, int c4,
+                                 std::uint32_t bytes) const {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(barrier_addr()), "r"(bytes)
+                 : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, "
+        "%6}], [%7];" ::"r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(dst_shared))),
+        "l"(tensor_map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(barrier_addr())
         : "memory");
   }
 

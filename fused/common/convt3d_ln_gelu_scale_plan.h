@@ -95,6 +95,10 @@ struct plan {
   int64_t ln_rows;     ///< LayerNorm rows a block holds: tile_h x group_ch
   std::size_t workspace_bytes;  ///< the arranged weights (fp32), the koff tables and the alignment
   std::size_t smem_bytes;       ///< dynamic shared memory of the pass
+  /// The persistent program serves the plan (conv::conv_persistent; run_cuda also needs x 16-byte
+  /// aligned): g.region_offset then leaves room for the koff tables of every w phase, in the same
+  /// tier of blocks per SM as without them.
+  bool persistent;
   double eps, scale;
 };
 
@@ -158,8 +162,21 @@ inline plan make_plan(const problem& p, int64_t max_chunk_ci = 0) {
   require(g.wt_floats < (int64_t{1} << 31), m, "in_channels*out_channels*kernel_size^3",
           "too large (arranged weights must be < 2^31 floats)", g.wt_floats);
   pl.ln_rows = static_cast<int64_t>(g.tile_h) * pl.group_ch;
-  pl.workspace_bytes = fb::fused::detail::workspace_bytes_for((g.wt_floats + g.koff_ints + 1) / 2);
-  pl.smem_bytes = conv::smem_bytes(g, ln_region_bytes(pl.ln_rows, pl.row_stride, pl.w_out));
+  // The arranged weights, the koff tables, then the persistent program's tile counter.
+  pl.workspace_bytes = fb::fused::detail::workspace_bytes_for((g.wt_floats + g.koff_ints + 1) / 2 + 1);
+  const std::size_t region = ln_region_bytes(pl.ln_rows, pl.row_stride, pl.w_out);
+  pl.smem_bytes = conv::smem_bytes(g, region);
+  // The persistent program: its box must stay clear of the last w phase's rows in x's memory.
+  const std::size_t x_rows_bytes =
+      pl.last_into_x ? static_cast<std::size_t>(pl.ln_rows) * static_cast<std::size_t>(pl.row_stride) * sizeof(float) : 0;
+  const std::size_t persistent_region_offset = (g.x_bytes + conv::persistent_koff_bytes(g) + 15) / 16 * 16;
+  pl.persistent = conv::persistent_fits(g, x_rows_bytes) &&
+                  conv::smem_tier(persistent_region_offset + region + conv::k_persistent_static_bytes) ==
+                      conv::smem_tier(pl.smem_bytes);
+  if (pl.persistent) {
+    pl.g.region_offset = persistent_region_offset;
+    pl.smem_bytes = conv::smem_bytes(pl.g, region);
+  }
   pl.eps = p.eps;
   pl.scale = p.scaling_factor;
   return pl;
@@ -197,11 +214,18 @@ FB_HOST_DEVICE int* arranged_koff(const plan& pl, const args& a) {
   return reinterpret_cast<int*>(arranged_weights(a) + pl.g.wt_floats);
 }
 
-/// Work item `item` of the arrangement launch: the weights' items, then the koff tables' entries.
-FB_HOST_DEVICE int64_t arrange_items(const plan& pl) { return pl.g.wt_items + pl.g.koff_ints; }
+/// The persistent program's tile counter, after the koff tables.
+FB_HOST_DEVICE unsigned* tile_counter(const plan& pl, const args& a) {
+  return reinterpret_cast<unsigned*>(arranged_koff(pl, a) + pl.g.koff_ints);
+}
+
+/// Work item `item` of the arrangement launch: the weights' items, the koff tables' entries, then
+/// one that zeroes the tile counter (the pass after it on the stream counts from 0).
+FB_HOST_DEVICE int64_t arrange_items(const plan& pl) { return pl.g.wt_items + pl.g.koff_ints + 1; }
 FB_HOST_DEVICE void arrange_item(const plan& pl, const args& a, int64_t item) {
   if (item < pl.g.wt_items) conv::arrange_weights_item(pl.g, a.weight, arranged_weights(a), item);
-  else conv::arrange_koff_item(pl.g, arranged_koff(pl, a), item - pl.g.wt_items);
+  else if (item < pl.g.wt_items + pl.g.koff_ints) conv::arrange_koff_item(pl.g, arranged_koff(pl, a), item - pl.g.wt_items);
+  else *tile_counter(pl, a) = 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -422,22 +446,20 @@ struct ln_policy {
         }
   }
 
-  /// After the last w phase, a thread per LayerNorm row: its statistics (row_moments), then its
-  /// normalised outputs in w' order, four at a time with one 16-byte store where W' is a multiple
-  /// of 4 (each thread's 64 values are independent chains: the erf's latency overlaps). gamma, beta
-  /// and each w' value's place in a row are the same for every row: worked out once per block into
-  /// the region's columns (a place indexes from the row's first segment: phase_offset).
+  /// gamma, beta and each w' value's place in a row, the same for every row and tile: worked out
+  /// into the region's columns once per block program (conv_block: per block; conv_persistent: per
+  /// resident block), read after a barrier. A place indexes from the row's first segment
+  /// (phase_offset); x_area is the staged x's memory, where a split row's second segment lies.
   template <class Exec>
-  FB_HOST_DEVICE void finish(Exec& ex, const conv::block_pos& bp, unsigned char* region, unsigned char* x_area) const {
+  FB_HOST_DEVICE void setup_columns(Exec& ex, unsigned char* region, unsigned char* x_area) const {
     const conv::geometry& g = pl.g;
     const int n = static_cast<int>(pl.w_out);
     const int s = g.s[2], p = static_cast<int>(g.dim[2].p);
     ln_column* cols = columns(region);
     int* place = places(region);
-    const float* rows_a = rows(region);
-    const auto* rows_b = reinterpret_cast<const float*>(x_area);
     // From a row's first segment to its second (the same for every row: equal strides).
-    const int to_b = pl.last_into_x ? static_cast<int>(rows_b - rows_a) - pl.n_a : 0;
+    const int to_b =
+        pl.last_into_x ? static_cast<int>(reinterpret_cast<const float*>(x_area) - rows(region)) - pl.n_a : 0;
     ex.threads([&](int tid) {
       for (int ow = tid; ow < n; ow += conv::k_threads) {
         const int rw = (ow + p) % s, qw = (ow + p) / s;
@@ -447,7 +469,21 @@ struct ln_policy {
         cols[ow].beta = static_cast<double>(fb::fused::load_ro(a.beta + ow));
       }
     });
-    ex.sync();
+  }
+
+  /// After the last w phase, the columns in place: a thread per LayerNorm row, its statistics
+  /// (row_moments), then its normalised outputs in w' order, four at a time with one 16-byte store
+  /// where W' is a multiple of 4 (each thread's 64 values are independent chains: the GELU's
+  /// latency overlaps).
+  template <class Exec>
+  FB_HOST_DEVICE void finish_rows(Exec& ex, const conv::block_pos& bp, unsigned char* region,
+                                  unsigned char* x_area) const {
+    const conv::geometry& g = pl.g;
+    const int n = static_cast<int>(pl.w_out);
+    const ln_column* cols = columns(region);
+    const int* place = places(region);
+    const float* rows_a = rows(region);
+    const auto* rows_b = reinterpret_cast<const float*>(x_area);
     const int64_t od = static_cast<int64_t>(bp.qd) * g.s[0] + bp.rd - g.dim[0].p;
     const auto scale = static_cast<float>(pl.scale);
     // Rows are n_out == W' floats apart: 16-byte aligned where W' is a multiple of 4 and out is.
@@ -481,6 +517,14 @@ struct ln_policy {
       }
     });
   }
+
+  /// conv_block's end: the columns, a barrier, the rows.
+  template <class Exec>
+  FB_HOST_DEVICE void finish(Exec& ex, const conv::block_pos& bp, unsigned char* region, unsigned char* x_area) const {
+    setup_columns(ex, region, x_area);
+    ex.sync();
+    finish_rows(ex, bp, region, x_area);
+  }
 };
 
 /// One block of the pass, in shared memory `smem` (plan's smem_bytes).
@@ -488,6 +532,13 @@ template <class Exec>
 FB_HOST_DEVICE void pass_block(Exec& ex, const plan& pl, const args& a, int64_t block, unsigned char* smem) {
   const ln_policy pol{pl, a, pl.last_into_x};
   conv::conv_block(ex, pl.g, a.x, arranged_weights(a), arranged_koff(pl, a), block, smem, pol);
+}
+
+/// The persistent program of the pass (plan::persistent), in shared memory `smem`.
+template <class Exec>
+FB_HOST_DEVICE void persistent_program(Exec& ex, const plan& pl, const args& a, unsigned char* smem) {
+  const ln_policy pol{pl, a, pl.last_into_x};
+  conv::conv_persistent(ex, pl.g, a.x, arranged_weights(a), arranged_koff(pl, a), smem, pol);
 }
 
 /// The host executor on a plan (run_host validates the pointers and calls it; tests call it with a

@@ -6,7 +6,7 @@
 /// chunks; LayerNorm rows of W' = C_out <= 128 in shared memory).
 ///
 /// Written against the plan as of d64867c; the split row buffer and three blocks per SM added
-/// 2026-11-26. The kernel is being rewritten (the lead's #34 work): this file is the one place to
+/// 2026-11-26, the persistent kernel's paths in the sixth session. The kernel is being rewritten (the lead's #34 work): this file is the one place to
 /// update when its plan fields change (keep the paths' names where the boundary stays). See
 /// property_tests/selftest/boundary.h.
 #include <cstdio>
@@ -31,7 +31,14 @@ struct boundary_case {
 inline std::vector<path> paths() {
   return {
       {"kernel:arrange_kernel", "the weights in the fp64 MMA's fragment order", ""},
-      {"kernel:pass_kernel", "convolution on the fp64 tensor cores + LayerNorm/GELU/scale", ""},
+      {"kernel:pass_kernel", "convolution on the fp64 tensor cores + LayerNorm/GELU/scale, a block per tile", ""},
+      {"kernel:persistent_kernel", "the same tiles in resident blocks, each tile's x box by a TMA tensor copy", ""},
+      {"persistent_tiles_claimed", "more tiles than resident blocks: blocks take further tiles from the counter", ""},
+      {"persistent_empty_tiles", "persistent blocks meeting tiles with no rows (d or h phases of fewer bases)", ""},
+      {"persistent_box_w_skip", "a box whose first column is not 16-byte aligned in x (the copy starts before it)", ""},
+      {"persistent_box_w_aligned", "a box whose first column is 16-byte aligned in x", ""},
+      {"persistent_commit_rounds>=2", "the fp32 box converted to fp64 in several rounds", ""},
+      {"persistent_rows_whole", "persistent blocks with whole rows in the region (the box anywhere in x's memory)", ""},
       {"chunks>=2", "input channels staged in several chunks", ""},
       {"channel_groups>=2", "more than 64 output channels: several channel groups", ""},
       {"channel_group_partial", "a last channel group narrower than 64", ""},
@@ -50,7 +57,7 @@ inline std::vector<path> paths() {
   };
 }
 
-inline std::vector<std::string> reached(const lgs::problem& p, const device_limits&) {
+inline std::vector<std::string> reached(const lgs::problem& p, const device_limits& limits) {
   const lgs::detail::plan pl = lgs::detail::make_plan(p);
   const conv::geometry& g = pl.g;
   // Position passes: a block holds up to tile_h rows of an h phase; each w phase's positions are
@@ -63,7 +70,20 @@ inline std::vector<std::string> reached(const lgs::problem& p, const device_limi
   }
   reached_paths r;
   r.add("kernel:arrange_kernel", g.wt_items > 0);
-  r.add("kernel:pass_kernel", true);
+  r.add("kernel:pass_kernel", !pl.persistent);
+  r.add("kernel:persistent_kernel", pl.persistent);
+  const int blocks_per_sm = 3 - conv::smem_tier(pl.smem_bytes + conv::k_persistent_static_bytes);
+  r.add("persistent_tiles_claimed", pl.persistent && g.n_blocks > static_cast<int64_t>(limits.sms) * blocks_per_sm);
+  bool empty_tiles = false;
+  for (int rd = 0; rd < g.s[0]; ++rd) empty_tiles = empty_tiles || g.order[0].count(rd) < g.qd_slots;
+  for (int rh = 0; rh < g.s[1]; ++rh)
+    empty_tiles = empty_tiles || (g.order[1].count(rh) + g.tile_h - 1) / g.tile_h < g.h_tiles;
+  r.add("persistent_empty_tiles", pl.persistent && empty_tiles);
+  r.add("persistent_box_w_skip", pl.persistent && conv::box_w_skip(g) > 0);
+  r.add("persistent_box_w_aligned", pl.persistent && conv::box_w_skip(g) == 0);
+  r.add("persistent_commit_rounds>=2", pl.persistent && (g.c_in * g.xd > conv::k_warps * conv::k_commit_planes ||
+                                                         g.xh * g.xw > 32 * conv::k_commit_elems));
+  r.add("persistent_rows_whole", pl.persistent && !pl.last_into_x);
   r.add("chunks>=2", g.n_chunks >= 2);
   r.add("channel_groups>=2", g.n_groups >= 2);
   r.add("channel_group_partial", g.n_groups >= 2 && g.c_out % conv::k_group != 0);
@@ -97,6 +117,12 @@ inline std::vector<boundary_case> cases() {
       {"W' 8: one warp column, 40 x 40 inputs (several h tiles)", {1, 3, 8, 40, 40, 4, 2, 2, 0, 1e-5, 1.0}, true,
        input_kind::normal},
       {"W' 1", {2, 3, 1, 5, 6, 1, 1, 1, 0, 1e-5, 1.0}, true, input_kind::uniform},
+      {"W' 16, 512 tiles: persistent blocks claim further tiles", {4, 2, 16, 16, 32, 8, 2, 2, 0, 1e-5, 1.0}, true,
+       input_kind::normal},
+      {"k 3, s 2, W 8: persistent, split rows, d phases of 6 and 5 bases (empty tiles)",
+       {2, 16, 17, 5, 6, 8, 3, 2, 0, 1e-5, 1.0}, true, input_kind::offset},
+      {"the default's C_in 32, k 4, s 2, p 1 on 2 x 4 x 32: the box in two conversion rounds",
+       {1, 32, 64, 2, 4, 32, 4, 2, 1, 1e-5, 1.0}, true, input_kind::normal},
   };
 }
 
