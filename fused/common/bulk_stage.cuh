@@ -29,7 +29,15 @@ struct bulk_stager {
   /// Copies `floats` floats (a multiple of 4; both addresses 16-byte aligned) and adds their bytes
   /// to the transactions the current phase waits for. Only the arriving thread calls it, before arrive().
   __device__ void copy(float* dst_shared, const float* src_global, int floats) const {
-    const std::uint32_t bytes = static_cast<std::uint32_t>(floats) * 4u;
+    copy_bytes(dst_shared, src_global, static_cast<std::uint32_t>(floats) * 4u);
+  }
+
+  /// Orders the block's earlier accesses of shared memory (made visible to the issuing thread by a
+  /// barrier) before the copies it issues next: the copies write through the async proxy.
+  __device__ void hand_to_async_proxy() const { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+  /// copy() of `bytes` bytes (a multiple of 16; both addresses 16-byte aligned).
+  __device__ void copy_bytes(void* dst_shared, const void* src_global, std::uint32_t bytes) const {
     asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(barrier_addr()), "r"(bytes)
                  : "memory");
     asm volatile(
@@ -41,12 +49,11 @@ struct bulk_stager {
 
   /// One TMA tensor copy of `bytes` (the whole box) from the 5-D tensor `tensor_map` (a CUtensorMap
   /// in parameter or constant memory) at coordinates c0 (innermost) .. c4 into dst_shared (128-byte
-  /// aligned), with its own arrival: the phase completes when it has landed. Elements outside the
-  /// tensor read zero. Only the issuing thread calls it; shared memory the block used before is
-  /// handed to the copy by a barrier before the call (the proxy fence here orders it).
+  /// aligned), with the phase's one arrival: the phase completes when it and the copies issued
+  /// before it have landed. Elements outside the tensor read zero. Only the issuing thread calls
+  /// it, after hand_to_async_proxy() where the block used that shared memory before.
   __device__ void tensor_copy_5d(float* dst_shared, const void* tensor_map, int c0, int c1, int c2, int c3, int c4,
                                  std::uint32_t bytes) const {
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(barrier_addr()), "r"(bytes)
                  : "memory");
     asm volatile(

@@ -569,43 +569,34 @@ FB_HOST_DEVICE void conv_block(Exec& ex, const geometry& g, const float* x, cons
 /// ended 0.77 ms apart on an H100), on the host a contiguous range of tiles per program. A tile is
 /// conv_block's block, computed by the same code in the same order (the same bits): the w phases'
 /// k16 loops (one chunk, one position pass each), the stores, the policy's rows. What changes is
-/// what a block does between tiles: the koff tables of every w phase stay in shared memory while
-/// the (d, h) phase pair does not change, the policy's per-column work (pol.setup_columns) is done once,
-/// and on the GPU the next tile's x box comes by one TMA tensor copy (fp32, zeros outside the
-/// input) into the part of x's memory the policy's rows leave free, issued when this tile's k16
-/// loops are done and landing while its rows are finished; it is converted to fp64 after them
-/// (mma_persistent_exec). Measured on an H100 at the default: 3.400 -> 3.256 ms (-4.3%).
+/// what a block does between tiles: the policy's per-column work (pol.setup_columns) is done once,
+/// and on the GPU the next tile's inputs in shared memory, its x box (fp32, zeros outside the
+/// input: one TMA tensor copy into the part of x's memory the policy's rows leave free) and the
+/// koff tables of its phase pair (one bulk copy), are fetched while this tile's rows are finished
+/// and the box converted to fp64 after them (mma_persistent_exec); the next tile's number is asked
+/// for at the start of this one's k16 loops. A tile's barriers: after its inputs, before the last w
+/// phase's stores into x's memory, after the rows are whole, and one in the box's conversion.
+/// Measured on an H100 at the default: 3.320 -> 3.189 ms (-3.9%) against the block kernel.
 ///
-/// Executor hooks beyond conv_block's: first_tile(), claim_next_tile(tile) before a barrier and
-/// claimed_tile() after it (the block's next tile; >= n_blocks when none), stage_box (fetch and
-/// convert a tile's box now), prefetch_box (start fetching it), commit_box (finish fetching and
-/// convert it, once nothing reads x's memory).
+/// Executor hooks beyond conv_block's: first_tile(); claim_next_tile(tile), publish_claim() before
+/// a barrier and claimed_tile() after it (the block's next tile; >= n_blocks when none);
+/// stage_tile (fetch a tile's inputs and convert its box now), prefetch_tile (start fetching them,
+/// once nothing reads x's memory or the koff tables), commit_tile (finish, and convert the box once
+/// the rows are read).
 template <class Exec, class Policy>
 FB_HOST_DEVICE void conv_persistent(Exec& ex, const geometry& g, const float* x, const float* wt, const int* koff_tables,
                                     unsigned char* smem, const Policy& pol) {
   int64_t tile = ex.first_tile();
   if (tile >= g.n_blocks) return;
-  auto* xs = reinterpret_cast<double*>(smem);
   int* koff = reinterpret_cast<int*>(smem + g.x_bytes);  // every w phase's table, one after another
   unsigned char* region = smem + g.region_offset;
   const int per_table = g.steps_stride * mma::k_k;
   pol.setup_columns(ex, region, smem);
   block_pos bp = block_of(g, tile);
-  ex.stage_box(g, x, bp, xs);
-  int pair = -1;  // the (d, h) phase pair whose koff tables are in shared memory
+  ex.stage_tile(g, x, koff_tables, bp, smem);
   for (;;) {
-    if (bp.rd * g.s[1] + bp.rh != pair) {
-      pair = bp.rd * g.s[1] + bp.rh;
-      ex.threads([&](int tid) {
-        for (int rw = 0; rw < g.s[2]; ++rw) {
-          const int* table = koff_tables + koff_slot(g, bp.rd, bp.rh, rw, 0);
-          for (int k = tid; k < per_table; k += k_threads) koff[rw * per_table + k] = load_ro(table + k);
-        }
-      });
-    }
-    ex.claim_next_tile(tile);
-    ex.sync();  // x, the koff tables and the columns in place; the next tile claimed
-    const int64_t next = ex.claimed_tile();
+    ex.sync();  // x, the koff tables and the columns in place
+    ex.claim_next_tile(tile);  // the GPU's atomic is answered while the k16 loops run
     if (bp.rows > 0) {
       for (int rw = 0; rw < g.s[2]; ++rw) {
         pass_pos pp;
@@ -627,20 +618,28 @@ FB_HOST_DEVICE void conv_persistent(Exec& ex, const geometry& g, const float* x,
         }
         ex.warps([&](int warp, const auto& w, auto& st) { pol.store(w, st, bp, pp, warp, region, x_area); });
       }
-      ex.sync();  // the rows whole; nobody reads the staged x any more
     }
+    ex.publish_claim();
+    ex.sync();  // the rows whole; nobody reads the staged x or the koff tables; the next tile known
+    const int64_t next = ex.claimed_tile();
     const bool more = next < g.n_blocks;
     block_pos next_bp{};
     if (more) {
       next_bp = block_of(g, next);
-      ex.prefetch_box(g, next_bp);
+      ex.prefetch_tile(g, x, koff_tables, next_bp, smem);
     }
     if (bp.rows > 0) pol.finish_rows(ex, bp, region, smem);
     if (!more) return;
-    ex.commit_box(g, x, next_bp, xs);
+    ex.commit_tile(g, x, koff_tables, next_bp, smem);
     bp = next_bp;
     tile = next;
   }
+}
+
+/// The koff tables of tile bp's (d, h) phase pair, every w phase's one after another (one chunk:
+/// consecutive in the arranged tables), persistent_koff_bytes of them.
+FB_HOST_DEVICE const int* pair_koff_tables(const geometry& g, const int* koff_tables, const block_pos& bp) {
+  return koff_tables + koff_slot(g, bp.rd, bp.rh, 0, 0);
 }
 
 /// The fp32 box of a tile as the GPU's tensor copy lands it: per (channel, d line, h line) a line
@@ -659,8 +658,11 @@ FB_HOST_DEVICE std::size_t box_bytes(const geometry& g) {
 
 /// The fp32 box is converted into the fp64 staged x in rounds: per round each warp k_commit_planes
 /// planes (channel, d line) and each lane k_commit_elems of a plane's elements, all read before
-/// any is written (a barrier between). Rounds go plane groups outer, element groups inner.
-constexpr int k_commit_planes = 8;
+/// any is written (a barrier between). Rounds go plane groups outer, element groups inner. 16 planes
+/// per warp: the default's box (64 planes of 99 values) in one round, 64 floats per thread (the
+/// finish's registers are free by then): a tile's barriers 7 -> 5, measured on an H100 against 8
+/// planes (two rounds): 3.178 -> 3.158 ms.
+constexpr int k_commit_planes = 16;
 constexpr int k_commit_elems = 4;
 
 /// Where the fp32 box lies in shared memory: the top of x's memory, 128-byte aligned (the tensor
@@ -721,7 +723,7 @@ inline bool persistent_fits(const geometry& g, std::size_t rows_bytes) {
 }
 
 /// Shared memory of the koff tables of every w phase (the persistent program keeps them all).
-inline std::size_t persistent_koff_bytes(const geometry& g) {
+FB_HOST_DEVICE std::size_t persistent_koff_bytes(const geometry& g) {
   return static_cast<std::size_t>(g.s[2]) * g.steps_stride * mma::k_k * sizeof(int);
 }
 /// What the persistent kernel adds to its dynamic shared memory: its static variables (the
@@ -830,17 +832,27 @@ struct mma_host_exec {
 
 /// The host executor of conv_persistent: tiles [lo, hi) one after another, each box staged
 /// straight from x in fp64 (the values the GPU's tensor copy and conversion give: x, or zero
-/// outside the input).
+/// outside the input) and the pair's koff tables copied.
 struct mma_host_tiles_exec : mma_host_exec {
   int64_t lo = 0, hi = 0, claimed = 0;
   int64_t first_tile() const { return lo; }
   void claim_next_tile(int64_t tile) { claimed = tile + 1 < hi ? tile + 1 : INT64_MAX; }
+  void publish_claim() {}
   int64_t claimed_tile() const { return claimed; }
-  void stage_box(const geometry& g, const float* x, const block_pos& bp, double* xs) {
-    threads([&](int tid) { stage_x_planes(g, x, bp, 0, tid, xs); });
+  void stage_tile(const geometry& g, const float* x, const int* koff_tables, const block_pos& bp, unsigned char* smem) {
+    const int* tables = pair_koff_tables(g, koff_tables, bp);
+    int* koff = reinterpret_cast<int*>(smem + g.x_bytes);
+    const int n = static_cast<int>(persistent_koff_bytes(g) / sizeof(int));
+    threads([&](int tid) {
+      stage_x_planes(g, x, bp, 0, tid, reinterpret_cast<double*>(smem));
+      for (int k = tid; k < n; k += k_threads) koff[k] = load_ro(tables + k);
+    });
   }
-  void prefetch_box(const geometry&, const block_pos&) {}
-  void commit_box(const geometry& g, const float* x, const block_pos& bp, double* xs) { stage_box(g, x, bp, xs); }
+  void prefetch_tile(const geometry&, const float*, const int*, const block_pos&, unsigned char*) {}
+  void commit_tile(const geometry& g, const float* x, const int* koff_tables, const block_pos& bp,
+                   unsigned char* smem) {
+    stage_tile(g, x, koff_tables, bp, smem);
+  }
 };
 
 #if defined(__CUDACC__)
@@ -859,33 +871,45 @@ struct mma_device_exec {
   __device__ void sync() { __syncthreads(); }
 };
 
-/// The GPU executor of conv_persistent: tiles from blockIdx.x, then from the launch's counter;
-/// a tile's box by one TMA tensor copy (`box_map`: x as a 5-D tensor W, H, D, C_in, batch; box
-/// box_width x xh x xd x C_in x 1, zeros outside) into `box` (box_offset in x's memory), completing
-/// on the stager's mbarrier, then converted to fp64 in rounds.
+/// The GPU executor of conv_persistent: tiles from blockIdx.x, then from the launch's counter
+/// (thread 0 asks at a tile's start and publishes the answer before the rows-whole barrier); a
+/// tile's inputs by thread 0, completing on the stager's mbarrier: its koff tables by one bulk copy
+/// and its box by one TMA tensor copy (`box_map`: x as a 5-D tensor W, H, D, C_in, batch; box
+/// box_width x xh x xd x C_in x 1, zeros outside) into `box` (box_offset in x's memory), then the
+/// box converted to fp64 in rounds.
 struct mma_persistent_exec : mma_device_exec {
   const void* box_map;
   unsigned* tile_counter;  ///< zeroed before the launch
   unsigned* claimed;       ///< shared: the tile thread 0 claimed
   float* box;
   fb::fused::device::bulk_stager stager;
+  unsigned asked = 0;  ///< thread 0: the counter's answer
 
   __device__ int64_t first_tile() const { return blockIdx.x; }
   __device__ void claim_next_tile(int64_t) {
-    if (threadIdx.x == 0) *claimed = gridDim.x + atomicAdd(tile_counter, 1u);
+    if (threadIdx.x == 0) asked = atomicAdd(tile_counter, 1u);
+  }
+  __device__ void publish_claim() {
+    if (threadIdx.x == 0) *claimed = gridDim.x + asked;
   }
   __device__ int64_t claimed_tile() const { return *claimed; }
-  __device__ void prefetch_box(const geometry& g, const block_pos& bp) {
+  __device__ void prefetch_tile(const geometry& g, const float*, const int* koff_tables, const block_pos& bp,
+                                unsigned char* smem) {
     if (threadIdx.x != 0) return;
+    stager.hand_to_async_proxy();
+    stager.copy_bytes(smem + g.x_bytes, pair_koff_tables(g, koff_tables, bp),
+                      static_cast<std::uint32_t>(persistent_koff_bytes(g)));
     stager.tensor_copy_5d(box, box_map, box_w_start(g), bp.qh0 - (g.j0[1] - 1), bp.qd - (g.j0[0] - 1), 0, bp.b,
                           static_cast<std::uint32_t>(box_bytes(g)));
   }
-  /// Waits for the box, then converts it: each round reads its values into registers, a barrier,
-  /// writes them as fp64 (box_converts_in_place: no round overwrites what a later one reads); the
-  /// last round's barrier is the caller's.
-  __device__ void commit_box(const geometry& g, const float*, const block_pos&, double* xs) {
+  /// Waits for the box, then converts it: each round reads its values into registers, a barrier
+  /// (the first one also ends every thread's finish: x's rows are read), writes them as fp64
+  /// (box_converts_in_place: no round overwrites what a later one reads); the last round's
+  /// barrier after the writes is the caller's. Each thread waits on the mbarrier itself: the box
+  /// is visible to it without a barrier.
+  __device__ void commit_tile(const geometry& g, const float*, const int*, const block_pos&, unsigned char* smem) {
+    auto* xs = reinterpret_cast<double*>(smem);
     stager.wait();
-    __syncthreads();  // every thread past the finish: x's memory is free
     const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
     const int planes = static_cast<int>(g.c_in) * g.xd, plane_elems = g.xh * g.xw;
     const int bw = box_width(g), skip = box_w_skip(g);
@@ -917,9 +941,10 @@ struct mma_persistent_exec : mma_device_exec {
         if (p0 + k_warps * k_commit_planes < planes || e0 + 32 * k_commit_elems < plane_elems) __syncthreads();
       }
   }
-  __device__ void stage_box(const geometry& g, const float* x, const block_pos& bp, double* xs) {
-    prefetch_box(g, bp);
-    commit_box(g, x, bp, xs);
+  __device__ void stage_tile(const geometry& g, const float* x, const int* koff_tables, const block_pos& bp,
+                             unsigned char* smem) {
+    prefetch_tile(g, x, koff_tables, bp, smem);
+    commit_tile(g, x, koff_tables, bp, smem);
   }
 };
 #endif

@@ -121,8 +121,8 @@ inline std::vector<boundary_case> cases() {
        input_kind::normal},
       {"k 3, s 2, W 8: persistent, split rows, d phases of 6 and 5 bases (empty tiles)",
        {2, 16, 17, 5, 6, 8, 3, 2, 0, 1e-5, 1.0}, true, input_kind::offset},
-      {"the default's C_in 32, k 4, s 2, p 1 on 2 x 4 x 32: the box in two conversion rounds",
-       {1, 32, 64, 2, 4, 32, 4, 2, 1, 1e-5, 1.0}, true, input_kind::normal},
+      {"the default's k 4, s 2, p 1 with C_in 48 on 2 x 4 x 32: the box in two conversion rounds",
+       {1, 48, 64, 2, 4, 32, 4, 2, 1, 1e-5, 1.0}, true, input_kind::normal},
   };
 }
 
