@@ -196,6 +196,8 @@ TEST(FusedConvT3dLnGeluScale, DefaultPlan) {
   // columns of 16 + 4 bytes and 128 LayerNorm rows of 33 x 4; still three blocks per SM with the
   // kernel's static shared memory.
   EXPECT_TRUE(pl.persistent);
+  // Warp w's tile (h row w / 2, channels 32 (w % 2) ..) is the rows its threads normalise.
+  EXPECT_TRUE(pl.rows_own_warp);
   EXPECT_EQ(pl.smem_bytes, 54272u + 2u * 1024u + 64u * 20u + 128u * 132u);
   EXPECT_LE(pl.smem_bytes + conv::k_persistent_static_bytes, conv::k_smem_three_per_sm_bytes);
   // Its fp32 box: w from -4 (16-byte aligned; the box's first column w = -1 is 3 floats in), 40

@@ -100,8 +100,37 @@ struct plan {
   /// aligned): g.region_offset then leaves room for the koff tables of every w phase, in the same
   /// tier of blocks per SM as without them.
   bool persistent;
+  /// Each finishing thread's rows (finish_rows: thread t takes rows t, t + 128, ...) were stored by
+  /// its own warp in every w phase, and the last phase goes into x's memory (rows_stored_by_own_warp):
+  /// the persistent program then needs no block-wide barrier before the rows (the default: a
+  /// warp's 32 x 32 tile is one h row and 32 channels, the rows its 32 threads normalise).
+  bool rows_own_warp;
   double eps, scale;
 };
+
+/// plan::rows_own_warp for a plan whose geometry is set: every (position, channel) a warp stores
+/// (ln_policy::store: the C fragment of warp (warp_row, warp_col)) lies in a row that a thread of
+/// the same warp finishes, in every w phase, each phase in one position pass.
+inline bool rows_stored_by_own_warp(const conv::geometry& g, bool last_into_x, int group_ch) {
+  if (!last_into_x) return false;
+  const int cap = g.warp_rows * conv::k_warp_m;
+  for (int rw = 0; rw < g.s[2]; ++rw) {
+    const int n_qw = g.order[2].count(rw), positions = g.tile_h * n_qw;
+    if (positions > cap) return false;
+    for (int warp = 0; warp < conv::k_warps; ++warp)
+      for (int mt = 0; mt < conv::k_mt; ++mt)
+        for (int nt = 0; nt < conv::k_nt; ++nt)
+          for (int lane = 0; lane < 32; ++lane)
+            for (int v = 0; v < mma::k_c_regs; ++v) {
+              const int m = conv::tile_position(warp / g.warp_cols, mt, lane, v);
+              const int ch = conv::tile_channel(warp % g.warp_cols, nt, lane, v);
+              if (m >= positions || ch >= group_ch) continue;
+              const int row = (m / n_qw) * group_ch + ch;
+              if (row % conv::k_threads / 32 != warp) return false;
+            }
+  }
+  return true;
+}
 
 /// Validates (std::invalid_argument naming field and rule) and derives the plan. max_chunk_ci
 /// (tests) caps the input channels a block stages at once, to exercise the chunked K loop.
@@ -178,6 +207,7 @@ inline plan make_plan(const problem& p, int64_t max_chunk_ci = 0) {
     pl.g.region_offset = persistent_region_offset;
     pl.smem_bytes = conv::smem_bytes(pl.g, region);
   }
+  pl.rows_own_warp = pl.persistent && rows_stored_by_own_warp(pl.g, pl.last_into_x, pl.group_ch);
   pl.eps = p.eps;
   pl.scale = p.scaling_factor;
   return pl;
@@ -409,6 +439,7 @@ struct ln_policy {
   const plan& pl;
   const args& a;
   bool last_pass_into_x;
+  bool rows_own_warp;  ///< plan::rows_own_warp (conv_persistent)
 
   FB_HOST_DEVICE ln_column* columns(unsigned char* region) const { return reinterpret_cast<ln_column*>(region); }
   FB_HOST_DEVICE int* places(unsigned char* region) const {
@@ -534,14 +565,14 @@ struct ln_policy {
 /// One block of the pass, in shared memory `smem` (plan's smem_bytes).
 template <class Exec>
 FB_HOST_DEVICE void pass_block(Exec& ex, const plan& pl, const args& a, int64_t block, unsigned char* smem) {
-  const ln_policy pol{pl, a, pl.last_into_x};
+  const ln_policy pol{pl, a, pl.last_into_x, false};
   conv::conv_block(ex, pl.g, a.x, arranged_weights(a), arranged_koff(pl, a), block, smem, pol);
 }
 
 /// The persistent program of the pass (plan::persistent), in shared memory `smem`.
 template <class Exec>
 FB_HOST_DEVICE void persistent_program(Exec& ex, const plan& pl, const args& a, unsigned char* smem) {
-  const ln_policy pol{pl, a, pl.last_into_x};
+  const ln_policy pol{pl, a, pl.last_into_x, pl.rows_own_warp};
   conv::conv_persistent(ex, pl.g, a.x, arranged_weights(a), arranged_koff(pl, a), smem, pol);
 }
 

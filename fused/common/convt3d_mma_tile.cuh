@@ -597,6 +597,10 @@ FB_HOST_DEVICE void conv_persistent(Exec& ex, const geometry& g, const float* x,
   for (;;) {
     ex.sync();  // x, the koff tables and the columns in place
     ex.claim_next_tile(tile);  // the GPU's atomic is answered while the k16 loops run
+    // Where every warp finishes the rows it stored itself (pol.rows_own_warp), the rows-whole
+    // point is no barrier for the warps that do not issue the next tile's copies: they go on to
+    // their rows; the claim is published at the barrier before the last w phase's stores.
+    const bool own_rows = pol.rows_own_warp && bp.rows > 0;
     if (bp.rows > 0) {
       for (int rw = 0; rw < g.s[2]; ++rw) {
         pass_pos pp;
@@ -613,14 +617,19 @@ FB_HOST_DEVICE void conv_persistent(Exec& ex, const geometry& g, const float* x,
         });
         unsigned char* x_area = nullptr;
         if (pol.last_pass_into_x && rw == g.s[2] - 1) {
+          if (own_rows) ex.publish_claim();
           ex.sync();  // every warp's k16 loop is done with x
           x_area = smem;
         }
         ex.warps([&](int warp, const auto& w, auto& st) { pol.store(w, st, bp, pp, warp, region, x_area); });
       }
     }
-    ex.publish_claim();
-    ex.sync();  // the rows whole; nobody reads the staged x or the koff tables; the next tile known
+    if (own_rows) {
+      ex.rows_arrive();  // the issuing warp waits for every warp's stores; the others go on
+    } else {
+      ex.publish_claim();
+      ex.sync();  // the rows whole; nobody reads the staged x or the koff tables; the next tile known
+    }
     const int64_t next = ex.claimed_tile();
     const bool more = next < g.n_blocks;
     block_pos next_bp{};
@@ -838,6 +847,7 @@ struct mma_host_tiles_exec : mma_host_exec {
   int64_t first_tile() const { return lo; }
   void claim_next_tile(int64_t tile) { claimed = tile + 1 < hi ? tile + 1 : INT64_MAX; }
   void publish_claim() {}
+  void rows_arrive() {}
   int64_t claimed_tile() const { return claimed; }
   void stage_tile(const geometry& g, const float* x, const int* koff_tables, const block_pos& bp, unsigned char* smem) {
     const int* tables = pair_koff_tables(g, koff_tables, bp);
@@ -893,6 +903,14 @@ struct mma_persistent_exec : mma_device_exec {
     if (threadIdx.x == 0) *claimed = gridDim.x + asked;
   }
   __device__ int64_t claimed_tile() const { return *claimed; }
+  /// The rows-whole point where each warp finishes only rows it stored (conv_persistent): every
+  /// warp arrives on named barrier 1; warp 0, whose thread 0 issues the next tile's copies into
+  /// memory the k16 loops read, waits for all of them; the others go on to their rows.
+  __device__ void rows_arrive() {
+    __syncwarp();
+    if (threadIdx.x < 32) asm volatile("bar.sync 1, %0;" ::"r"(k_threads) : "memory");
+    else asm volatile("bar.arrive 1, %0;" ::"r"(k_threads) : "memory");
+  }
   __device__ void prefetch_tile(const geometry& g, const float*, const int* koff_tables, const block_pos& bp,
                                 unsigned char* smem) {
     if (threadIdx.x != 0) return;

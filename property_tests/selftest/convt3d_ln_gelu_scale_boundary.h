@@ -39,6 +39,8 @@ inline std::vector<path> paths() {
       {"persistent_box_w_aligned", "a box whose first column is 16-byte aligned in x", ""},
       {"persistent_commit_rounds>=2", "the fp32 box converted to fp64 in several rounds", ""},
       {"persistent_rows_whole", "persistent blocks with whole rows in the region (the box anywhere in x's memory)", ""},
+      {"persistent_rows_own_warp", "each warp finishes the rows it stored: no block barrier before the rows", ""},
+      {"persistent_rows_shared", "persistent blocks whose warps finish rows other warps stored", ""},
       {"chunks>=2", "input channels staged in several chunks", ""},
       {"channel_groups>=2", "more than 64 output channels: several channel groups", ""},
       {"channel_group_partial", "a last channel group narrower than 64", ""},
@@ -84,6 +86,8 @@ inline std::vector<std::string> reached(const lgs::problem& p, const device_limi
   r.add("persistent_commit_rounds>=2", pl.persistent && (g.c_in * g.xd > conv::k_warps * conv::k_commit_planes ||
                                                          g.xh * g.xw > 32 * conv::k_commit_elems));
   r.add("persistent_rows_whole", pl.persistent && !pl.last_into_x);
+  r.add("persistent_rows_own_warp", pl.persistent && pl.rows_own_warp);
+  r.add("persistent_rows_shared", pl.persistent && !pl.rows_own_warp);
   r.add("chunks>=2", g.n_chunks >= 2);
   r.add("channel_groups>=2", g.n_groups >= 2);
   r.add("channel_group_partial", g.n_groups >= 2 && g.c_out % conv::k_group != 0);
