@@ -541,6 +541,39 @@ RC_GTEST_PROP(FusedConvT3dLnGeluScaleHost, PersistentProgramEqualsTheBlockProgra
   RC_ASSERT(std::memcmp(persistent.data(), blocks.data(), persistent.size() * sizeof(float)) == 0);
 }
 
+// plan::rows_own_warp, worked out from the block's warp tiling instead of the C fragments: warp
+// (warp_row, warp_col) holds positions [32 warp_row, +32) of each w phase (one position pass) and
+// channels [32 warp_col, +32); the finish's thread t takes rows t, t + 128, ... So the flag holds
+// exactly where every stored (position, channel) of every w phase lies in a row its own warp
+// finishes, for persistent plans whose last w phase goes into x's memory.
+TEST(FusedConvT3dLnGeluScale, RowsOwnWarpWhereEachWarpFinishesTheRowsItStored) {
+  int own = 0, shared = 0;
+  for (int64_t c_in : {1, 8, 32})
+    for (int64_t w : {4, 8, 16, 32, 60})
+      for (int64_t k : {1, 2, 3, 4})
+        for (int64_t s : {1, 2}) {
+          const int64_t pad = k > 1 && s == 2 ? 1 : 0, w_out = (w - 1) * s - 2 * pad + k;
+          if (w_out < 1 || w_out > 128) continue;
+          const ln::problem p{2, c_in, w_out, 3, 4, w, k, s, pad, 1e-5, 1.0};
+          const ln::detail::plan pl = ln::detail::make_plan(p);
+          const conv::geometry& g = pl.g;
+          bool expect = pl.persistent && pl.last_into_x;
+          for (int rw = 0; rw < g.s[2] && expect; ++rw) {
+            const int n_qw = g.order[2].count(rw);
+            for (int m = 0; m < g.tile_h * n_qw && expect; ++m)
+              for (int ch = 0; ch < pl.group_ch && expect; ++ch) {
+                const int storing = (m / conv::k_warp_m) * g.warp_cols + ch / conv::k_warp_n;
+                const int finishing = ((m / n_qw) * pl.group_ch + ch) % conv::k_threads / 32;
+                expect = storing == finishing;
+              }
+          }
+          EXPECT_EQ(pl.rows_own_warp, expect) << "C_in " << c_in << " W " << w << " k " << k << " s " << s;
+          (pl.rows_own_warp ? own : shared) += pl.persistent ? 1 : 0;
+        }
+  EXPECT_GT(own, 0);
+  EXPECT_GT(shared, 0);
+}
+
 // The persistent kernel's x box, byte by byte, over a grid of problems: the tensor copy lands the
 // fp32 box where the finish does not read (clear of the last w phase's rows in x's memory), and the
 // conversion to fp64, round by round in the kernel's order (plane groups outer, element groups
