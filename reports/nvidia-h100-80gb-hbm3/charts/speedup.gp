@@ -10,7 +10,7 @@ set grid
 set title 'Fused speedup over libtorch, config default: median ratio with 95% bootstrap interval'
 set ylabel 'speedup (log scale)'
 set logscale y
-set yrange [0.666667:183.375]
+set yrange [0.666667:186.15]
 set xrange [-0.5:4.5]
 set xtics rotate by -20
 set key below

@@ -12,7 +12,7 @@ set xlabel 'problem size (elements)'
 set ylabel 'median time [ms]'
 set logscale xy
 set xrange [3.60716e+08:8.1161e+08]
-set yrange [0.233174:25.3631]
+set yrange [0.233664:25.7112]
 set xtics ('541.1M' 5.41073e+08)
 set key below
 plot 'time_vs_size_convt2d_gap_bias_lse.dat' index 0 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref', \

@@ -12,7 +12,7 @@ set xlabel 'problem size (elements)'
 set ylabel 'median time [ms]'
 set logscale xy
 set xrange [8.94785e+07:2.01327e+08]
-set yrange [0.0146352:6.97475]
+set yrange [0.0146661:7.04861]
 set xtics ('134.2M' 1.34218e+08)
 set key below
 plot 'time_vs_size_convt2d_mul_gap.dat' index 0 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref', \

@@ -12,7 +12,7 @@ set xlabel 'problem size (elements)'
 set ylabel 'median time [ms]'
 set logscale xy
 set xrange [4.19973e+07:9.4494e+07]
-set yrange [0.175056:6.54542]
+set yrange [0.175425:6.66183]
 set xtics ('63.0M' 6.2996e+07)
 set key below
 plot 'time_vs_size_convt3d_bn_sub.dat' index 0 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref', \

@@ -12,7 +12,7 @@ set xlabel 'problem size (elements)'
 set ylabel 'median time [ms]'
 set logscale xy
 set xrange [1.78957e+08:4.02653e+08]
-set yrange [1.2893:46.736]
+set yrange [1.28933:46.8865]
 set xtics ('268.4M' 2.68435e+08)
 set key below
 plot 'time_vs_size_convt3d_ln_gelu_scale.dat' index 0 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref', \

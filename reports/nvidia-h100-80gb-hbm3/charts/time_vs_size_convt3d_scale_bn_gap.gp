@@ -12,7 +12,7 @@ set xlabel 'problem size (elements)'
 set ylabel 'median time [ms]'
 set logscale xy
 set xrange [3.53894e+07:7.96262e+07]
-set yrange [0.222542:61.6876]
+set yrange [0.222669:62.4761]
 set xtics ('53.1M' 5.30842e+07)
 set key below
 plot 'time_vs_size_convt3d_scale_bn_gap.dat' index 0 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref', \
