@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -541,6 +542,24 @@ RC_GTEST_PROP(FusedConvT3dLnGeluScaleHost, PersistentProgramEqualsTheBlockProgra
   RC_ASSERT(std::memcmp(persistent.data(), blocks.data(), persistent.size() * sizeof(float)) == 0);
 }
 
+/// A grid of problems over C_in, W, k and s (padding 1 where k > 1 and s = 2; W' = C_out <= 128),
+/// for checks of the plan's conditions.
+std::vector<ln::problem> problem_grid(std::initializer_list<int64_t> c_ins, std::initializer_list<int64_t> widths) {
+  std::vector<ln::problem> out;
+  for (int64_t c_in : c_ins)
+    for (int64_t w : widths)
+      for (int64_t k : {1, 2, 3, 4})
+        for (int64_t s : {1, 2}) {
+          const int64_t pad = k > 1 && s == 2 ? 1 : 0, w_out = (w - 1) * s - 2 * pad + k;
+          if (w_out >= 1 && w_out <= 128) out.push_back(ln::problem{2, c_in, w_out, 3, 4, w, k, s, pad, 1e-5, 1.0});
+        }
+  return out;
+}
+std::string grid_name(const ln::problem& p) {
+  return "C_in " + std::to_string(p.in_channels) + " W " + std::to_string(p.width) + " k " +
+         std::to_string(p.kernel_size) + " s " + std::to_string(p.stride);
+}
+
 // plan::rows_own_warp, worked out from the block's warp tiling instead of the C fragments: warp
 // (warp_row, warp_col) holds positions [32 warp_row, +32) of each w phase (one position pass) and
 // channels [32 warp_col, +32); the finish's thread t takes rows t, t + 128, ... So the flag holds
@@ -548,28 +567,22 @@ RC_GTEST_PROP(FusedConvT3dLnGeluScaleHost, PersistentProgramEqualsTheBlockProgra
 // finishes, for persistent plans whose last w phase goes into x's memory.
 TEST(FusedConvT3dLnGeluScale, RowsOwnWarpWhereEachWarpFinishesTheRowsItStored) {
   int own = 0, shared = 0;
-  for (int64_t c_in : {1, 8, 32})
-    for (int64_t w : {4, 8, 16, 32, 60})
-      for (int64_t k : {1, 2, 3, 4})
-        for (int64_t s : {1, 2}) {
-          const int64_t pad = k > 1 && s == 2 ? 1 : 0, w_out = (w - 1) * s - 2 * pad + k;
-          if (w_out < 1 || w_out > 128) continue;
-          const ln::problem p{2, c_in, w_out, 3, 4, w, k, s, pad, 1e-5, 1.0};
-          const ln::detail::plan pl = ln::detail::make_plan(p);
-          const conv::geometry& g = pl.g;
-          bool expect = pl.persistent && pl.last_into_x;
-          for (int rw = 0; rw < g.s[2] && expect; ++rw) {
-            const int n_qw = g.order[2].count(rw);
-            for (int m = 0; m < g.tile_h * n_qw && expect; ++m)
-              for (int ch = 0; ch < pl.group_ch && expect; ++ch) {
-                const int storing = (m / conv::k_warp_m) * g.warp_cols + ch / conv::k_warp_n;
-                const int finishing = ((m / n_qw) * pl.group_ch + ch) % conv::k_threads / 32;
-                expect = storing == finishing;
-              }
-          }
-          EXPECT_EQ(pl.rows_own_warp, expect) << "C_in " << c_in << " W " << w << " k " << k << " s " << s;
-          (pl.rows_own_warp ? own : shared) += pl.persistent ? 1 : 0;
+  for (const ln::problem& p : problem_grid({1, 8, 32}, {4, 8, 16, 32, 60})) {
+    const ln::detail::plan pl = ln::detail::make_plan(p);
+    const conv::geometry& g = pl.g;
+    bool expect = pl.persistent && pl.last_into_x;
+    for (int rw = 0; rw < g.s[2] && expect; ++rw) {
+      const int n_qw = g.order[2].count(rw);
+      for (int m = 0; m < g.tile_h * n_qw && expect; ++m)
+        for (int ch = 0; ch < pl.group_ch && expect; ++ch) {
+          const int storing = (m / conv::k_warp_m) * g.warp_cols + ch / conv::k_warp_n;
+          const int finishing = ((m / n_qw) * pl.group_ch + ch) % conv::k_threads / 32;
+          expect = storing == finishing;
         }
+    }
+    EXPECT_EQ(pl.rows_own_warp, expect) << grid_name(p);
+    (pl.rows_own_warp ? own : shared) += pl.persistent ? 1 : 0;
+  }
   EXPECT_GT(own, 0);
   EXPECT_GT(shared, 0);
 }
@@ -577,56 +590,50 @@ TEST(FusedConvT3dLnGeluScale, RowsOwnWarpWhereEachWarpFinishesTheRowsItStored) {
 // The persistent kernel's x box, byte by byte, over a grid of problems: the tensor copy lands the
 // fp32 box where the finish does not read (clear of the last w phase's rows in x's memory), and the
 // conversion to fp64, round by round in the kernel's order (plane groups outer, element groups
-// inner: mma_persistent_exec::commit_box), reads every value before any round writes over it.
+// inner: mma_persistent_exec::commit_tile), reads every value before any round writes over it.
 TEST(FusedConvT3dLnGeluScale, PersistentBoxIsClearOfTheRowsAndConvertsInPlace) {
   int persistent = 0;
-  for (int64_t c_in : {1, 3, 8, 16, 32, 48})
-    for (int64_t w : {4, 8, 12, 16, 32})
-      for (int64_t k : {1, 2, 3, 4})
-        for (int64_t s : {1, 2}) {
-          const int64_t pad = k > 1 && s == 2 ? 1 : 0, w_out = (w - 1) * s - 2 * pad + k;
-          if (w_out < 1 || w_out > 128) continue;
-          const ln::problem p{2, c_in, w_out, 3, 4, w, k, s, pad, 1e-5, 1.0};
-          const ln::detail::plan pl = ln::detail::make_plan(p);
-          if (!pl.persistent) continue;
-          ++persistent;
-          const conv::geometry& g = pl.g;
-          enum : unsigned char { untouched, rows, box, box_read, converted };
-          std::vector<unsigned char> mem(g.x_bytes, untouched);
-          const std::size_t rows_bytes =
-              pl.last_into_x ? static_cast<std::size_t>(pl.ln_rows) * pl.row_stride * sizeof(float) : 0;
-          for (std::size_t b = 0; b < rows_bytes; ++b) mem[b] = rows;
-          const int bw = conv::box_width(g), skip = conv::box_w_skip(g);
-          const std::size_t base = conv::box_offset(g);
-          ASSERT_EQ(base % 128, 0u);
-          ASSERT_LE(base + conv::box_bytes(g), g.x_bytes) << p.in_channels << " " << p.width;
-          for (std::size_t b = base; b < base + conv::box_bytes(g); ++b) {
-            ASSERT_NE(mem[b], rows) << "box over the rows: C_in " << c_in << " W " << w << " k " << k << " s " << s;
-            mem[b] = box;
-          }
-          const int planes = static_cast<int>(g.c_in) * g.xd, plane_elems = g.xh * g.xw;
-          for (int p0 = 0; p0 < planes; p0 += conv::k_warps * conv::k_commit_planes)
-            for (int e0 = 0; e0 < plane_elems; e0 += 32 * conv::k_commit_elems) {
-              const int p1 = std::min(p0 + conv::k_warps * conv::k_commit_planes, planes);
-              const int e1 = std::min(e0 + 32 * conv::k_commit_elems, plane_elems);
-              for (int q = p0; q < p1; ++q)
-                for (int e = e0; e < e1; ++e) {
-                  const std::size_t at =
-                      base + (static_cast<std::size_t>(q) * g.xh * bw + (e / g.xw) * bw + skip + e % g.xw) * sizeof(float);
-                  for (std::size_t b = at; b < at + sizeof(float); ++b) {
-                    ASSERT_EQ(mem[b], box) << "read after a write: C_in " << c_in << " W " << w << " k " << k;
-                    mem[b] = box_read;
-                  }
-                }
-              for (int q = p0; q < p1; ++q)
-                for (int e = e0; e < e1; ++e) {
-                  const std::size_t at =
-                      (static_cast<std::size_t>(q / g.xd) * g.x_ci_stride + (q % g.xd) * plane_elems + e) * sizeof(double);
-                  for (std::size_t b = at; b < at + sizeof(double); ++b) mem[b] = converted;
-                }
-              // Values of later rounds still there: checked when they are read.
+  for (const ln::problem& p : problem_grid({1, 3, 8, 16, 32, 48}, {4, 8, 12, 16, 32})) {
+    const ln::detail::plan pl = ln::detail::make_plan(p);
+    if (!pl.persistent) continue;
+    ++persistent;
+    const conv::geometry& g = pl.g;
+    enum : unsigned char { untouched, rows, box, box_read, converted };
+    std::vector<unsigned char> mem(g.x_bytes, untouched);
+    const std::size_t rows_bytes =
+        pl.last_into_x ? static_cast<std::size_t>(pl.ln_rows) * pl.row_stride * sizeof(float) : 0;
+    for (std::size_t b = 0; b < rows_bytes; ++b) mem[b] = rows;
+    const int bw = conv::box_width(g), skip = conv::box_w_skip(g);
+    const std::size_t base = conv::box_offset(g);
+    ASSERT_EQ(base % 128, 0u);
+    ASSERT_LE(base + conv::box_bytes(g), g.x_bytes) << grid_name(p);
+    for (std::size_t b = base; b < base + conv::box_bytes(g); ++b) {
+      ASSERT_NE(mem[b], rows) << "box over the rows: " << grid_name(p);
+      mem[b] = box;
+    }
+    const int planes = static_cast<int>(g.c_in) * g.xd, plane_elems = g.xh * g.xw;
+    for (int p0 = 0; p0 < planes; p0 += conv::k_warps * conv::k_commit_planes)
+      for (int e0 = 0; e0 < plane_elems; e0 += 32 * conv::k_commit_elems) {
+        const int p1 = std::min(p0 + conv::k_warps * conv::k_commit_planes, planes);
+        const int e1 = std::min(e0 + 32 * conv::k_commit_elems, plane_elems);
+        for (int q = p0; q < p1; ++q)
+          for (int e = e0; e < e1; ++e) {
+            const std::size_t at =
+                base + (static_cast<std::size_t>(q) * g.xh * bw + (e / g.xw) * bw + skip + e % g.xw) * sizeof(float);
+            for (std::size_t b = at; b < at + sizeof(float); ++b) {
+              ASSERT_EQ(mem[b], box) << "read after a write: " << grid_name(p);
+              mem[b] = box_read;
             }
-        }
+          }
+        for (int q = p0; q < p1; ++q)
+          for (int e = e0; e < e1; ++e) {
+            const std::size_t at =
+                (static_cast<std::size_t>(q / g.xd) * g.x_ci_stride + (q % g.xd) * plane_elems + e) * sizeof(double);
+            for (std::size_t b = at; b < at + sizeof(double); ++b) mem[b] = converted;
+          }
+        // Values of later rounds still there: checked when they are read.
+      }
+  }
   EXPECT_GT(persistent, 20);
 }
 

@@ -11,7 +11,9 @@
 ///               GEMM reads the staged x (convt3d_mma::arrange_koff_item).
 ///   2. pass     the convolution on the fp64 tensor cores (convt3d_mma::conv_block: a block per
 ///               sample, channel group, d base and tile_h h bases of one (d, h) phase pair, all w
-///               phases), with the LayerNorm/GELU/scale epilogue on chip (ln_policy): each w phase's
+///               phases; or, where plan::persistent, the same tiles in resident blocks:
+///               convt3d_mma::conv_persistent), with the LayerNorm/GELU/scale epilogue on chip
+///               (ln_policy): each w phase's
 ///               accumulators, rounded once to fp32 (y, as libtorch's fp32 conv output), go into a
 ///               row buffer in shared memory (the last w phase's into the staged x's memory once
 ///               the k16 loops are done with it, where it fits: phase_offset); after the last w

@@ -39,7 +39,9 @@
 ///
 /// Executors (mma_host_exec here, mma_device_exec for nvcc): `threads(f)` runs f(tid) for the
 /// block's threads, `warps(f)` runs f(warp, W, warp_state) for its warps with W the warp context of
-/// mma_f64.cuh (this lane on the GPU, all 32 on the host), `sync()` is the barrier.
+/// mma_f64.cuh (this lane on the GPU, all 32 on the host), `sync()` is the barrier. The same tiles
+/// also run in resident blocks, tile after tile (conv_persistent, below: mma_host_tiles_exec and
+/// mma_persistent_exec add the tile claims and the inputs' prefetch).
 #include <cstddef>
 #include <cstdint>
 #include <vector>
