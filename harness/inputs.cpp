@@ -11,8 +11,21 @@ std::string_view to_string(input_distribution d) {
     case input_distribution::offset: return "offset";
     case input_distribution::border: return "border";
     case input_distribution::sparse: return "sparse";
+    case input_distribution::wide: return "wide";
+    case input_distribution::near_constant: return "near_constant";
   }
   return "uniform";
+}
+
+std::vector<input_distribution> input_distributions_of(const domain::convt_domain& d) {
+  const std::size_t n = d.split_scheme_attacks ? all_input_distributions.size() : 5;
+  return {all_input_distributions.begin(), all_input_distributions.begin() + static_cast<std::ptrdiff_t>(n)};
+}
+
+std::vector<ref::param_init> param_regimes_of(const domain::convt_domain& d) {
+  if (d.split_scheme_attacks)
+    return {ref::param_init::randomized, ref::param_init::pytorch_default, ref::param_init::outlier_weights};
+  return {ref::param_init::randomized, ref::param_init::pytorch_default};
 }
 
 std::optional<input_distribution> input_distribution_from_string(std::string_view s) {
@@ -23,7 +36,9 @@ std::optional<input_distribution> input_distribution_from_string(std::string_vie
 
 namespace {
 constexpr std::pair<ref::param_init, std::string_view> param_init_names[] = {
-    {ref::param_init::randomized, "random"}, {ref::param_init::pytorch_default, "default"}};
+    {ref::param_init::randomized, "random"},
+    {ref::param_init::pytorch_default, "default"},
+    {ref::param_init::outlier_weights, "outliers"}};
 }  // namespace
 
 std::string_view to_string(ref::param_init p) {
@@ -57,6 +72,12 @@ at::Tensor make_input(at::IntArrayRef shape, input_distribution dist, uint64_t s
       at::Tensor keep = ref::uniform(shape, 0.0, 1.0, gen).lt(0.05);
       return values * keep.to(at::kFloat);
     }
+    case input_distribution::wide: {
+      // Integer binades e in [-30, 30): floor of U[-30, 30), exact powers of two.
+      at::Tensor binade = ref::uniform(shape, -52.0, 8.0, gen).floor();
+      return ref::normal(shape, 0.0, 1.0, gen) * at::pow(2.0, binade);
+    }
+    case input_distribution::near_constant: return 1.0 + 1e-3 * ref::normal(shape, 0.0, 1.0, gen);
   }
   return ref::uniform(shape, 0.0, 1.0, gen);
 }

@@ -3,6 +3,7 @@
 /// would leave a whole branch of the kernels and the reference unfuzzed).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -10,6 +11,7 @@
 
 #include "harness/fuzz_domain.h"
 #include "harness/generators.h"
+#include "harness/inputs.h"
 #include "harness/registry.h"
 
 namespace {
@@ -90,6 +92,70 @@ TEST(Generators, ReadmeDomainTableIsTheDeclaredDomains) {
   for (const fb::model_entry& model : fb::all_models()) {
     const std::string row = fb::domain::table_row(model.id, model.kernelbench_id, model.fuzz_domain);
     EXPECT_NE(readme.find(row + "\n"), std::string::npos) << "README.md lacks this row (or has another):\n" << row;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// The split-scheme attacks (issue 36): a model that declares them draws every one of them within a
+// run of 4 x (distributions) consecutive cases; a model that does not draws none of them.
+TEST(Generators, SplitSchemeAttacksAreDrawnWhereDeclaredOnly) {
+  bool some_model_declares = false;
+  for (const fb::model_entry& model : fb::all_models()) {
+    const bool attacks = model.fuzz_domain.split_scheme_attacks;
+    some_model_declares |= attacks;
+    std::set<fb::input_distribution> inputs;
+    std::set<fb::ref::param_init> params;
+    for (int i = 0; i < 28; ++i) {
+      const fb::gen::case_recipe r = fb::gen::sample_case(model, fb::fuzz_budget::cpu(), 20261128, i);
+      inputs.insert(r.inputs);
+      params.insert(r.params);
+    }
+    EXPECT_EQ(inputs.count(fb::input_distribution::wide), attacks ? 1u : 0u) << model.id;
+    EXPECT_EQ(inputs.count(fb::input_distribution::near_constant), attacks ? 1u : 0u) << model.id;
+    EXPECT_EQ(params.count(fb::ref::param_init::outlier_weights), attacks ? 1u : 0u) << model.id;
+    EXPECT_EQ(params.count(fb::ref::param_init::pytorch_default), 1u) << model.id;
+    EXPECT_EQ(params.count(fb::ref::param_init::randomized), 1u) << model.id;
+  }
+  EXPECT_TRUE(some_model_declares) << "#34 declares the split-scheme attacks";
+}
+
+// `wide` spans 60 binades (every patch holds values 2^60 apart) below 2^12, `near_constant` stays within
+// a few 1e-3 of 1, and the names round-trip.
+TEST(Generators, AttackInputsHaveTheirDeclaredRange) {
+  const at::Tensor wide = fb::make_input({4, 16, 16, 16}, fb::input_distribution::wide, 7);
+  const at::Tensor mag = wide.abs();
+  const at::Tensor nonzero = mag.gt(0);
+  const double largest = mag.max().item<double>();
+  const double smallest = mag.masked_select(nonzero).min().item<double>();
+  EXPECT_GT(std::log2(largest / smallest), 56.0) << largest << " / " << smallest;
+  EXPECT_GT(largest, std::ldexp(1.0, 7));
+  EXPECT_LT(largest, std::ldexp(1.0, 12));  // libtorch's fp64 LayerNorm stays within the oracle's 1e-9
+  EXPECT_LT(smallest, std::ldexp(1.0, -48));
+  const at::Tensor flat = fb::make_input({4, 16, 16, 16}, fb::input_distribution::near_constant, 7);
+  EXPECT_LT((flat - 1.0).abs().max().item<double>(), 1e-2);
+  EXPECT_GT((flat - 1.0).abs().max().item<double>(), 1e-3);
+  for (fb::input_distribution d : fb::all_input_distributions)
+    EXPECT_EQ(fb::input_distribution_from_string(fb::to_string(d)), d);
+  EXPECT_EQ(fb::param_init_from_string("outliers"), fb::ref::param_init::outlier_weights);
+}
+
+// The outlier regime: a few conv weights 2^10 times those the randomised regime draws from the same
+// seed, every other weight unchanged.
+TEST(Generators, OutlierWeightsAreFewAndHuge) {
+  for (const fb::model_entry& model : fb::all_models()) {
+    if (!model.fuzz_domain.split_scheme_attacks) continue;
+    const fb::parsed_config config = model.parse(model.default_config);
+    const auto random = model.make_parameters(config, fb::ref::param_init::randomized, 11);
+    const auto outliers = model.make_parameters(config, fb::ref::param_init::outlier_weights, 11);
+    const at::Tensor w = random.at("conv_transpose.weight"), o = outliers.at("conv_transpose.weight");
+    const at::Tensor changed = o.ne(w);
+    const int64_t n_changed = changed.sum().item<int64_t>();
+    EXPECT_GE(n_changed, 1) << model.id;
+    EXPECT_LT(n_changed, w.numel() / 100) << model.id;
+    EXPECT_TRUE(at::equal(o.masked_select(changed), w.masked_select(changed) * 1024.0)) << model.id;
   }
 }
 

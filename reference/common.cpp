@@ -42,6 +42,15 @@ void init_conv_transpose(tensor_map& params, int64_t in_channels, int64_t out_ch
   const double wscale = bound * uniform_scalar(0.25, 4.0, gen);
   params["conv_transpose.weight"] = normal(wshape, 0.0, wscale, gen);
   if (bias) params["conv_transpose.bias"] = uniform({out_channels}, -4.0 * bound, 4.0 * bound, gen);
+  if (init == param_init::outlier_weights) {
+    // A few weights 2^10 times the rest (~0.2%, and at least one drawn position): enough to break an
+    // int8 split with a shared scale per weight column at 4 slices (probes/split_scheme), small enough
+    // that libtorch's fp64 LayerNorm stays within the oracle check's 1e-9 on degenerate rows.
+    at::Tensor& w = params["conv_transpose.weight"];
+    at::Tensor pick = uniform(wshape, 0.0, 1.0, gen).lt(0.002);
+    pick.view({-1})[static_cast<int64_t>(uniform_scalar(0, static_cast<double>(w.numel()), gen)) % w.numel()] = true;
+    w = at::where(pick, w * 1024.0, w);
+  }
 }
 
 void init_batch_norm(tensor_map& params, const std::string& prefix, int64_t channels, param_init init,

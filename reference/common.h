@@ -51,7 +51,10 @@ void require(bool ok, const std::string& field, const T& value, const std::strin
 
 /// How a parameter set is made: as the PyTorch module initialises itself, or fully random (fuzzing:
 /// gamma=1, beta=0 and small biases hide bugs, so every parameter and buffer is drawn).
-enum class param_init { pytorch_default, randomized };
+/// outlier_weights: randomized, then ~0.2% of the transposed convolution's weights (at least one)
+/// multiplied by 2^10: the "weights with a few huge entries" that a split-precision product with a
+/// shared scale per weight column must survive (issue 36).
+enum class param_init { pytorch_default, randomized, outlier_weights };
 
 /// A seeded CPU generator: every random tensor is drawn on the CPU so a case is the same on any device.
 [[nodiscard]] at::Generator make_generator(uint64_t seed);

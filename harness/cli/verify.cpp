@@ -49,10 +49,11 @@ void add_verify_command(CLI::App& app, command_action& run) {
   cmd->add_option("--case-seed", opt->case_seed, "With --config: the case seed (parameters and inputs)")
       ->check(decimal_seed());
   cmd->add_option("--inputs", opt->inputs,
-                  "Input distribution: uniform, normal, offset, border, sparse (with --config: of that config; "
+                  "Input distribution: uniform, normal, offset, border, sparse, wide, near_constant (with --config: of that config; "
                   "without: every fuzz case draws only this one)");
   cmd->add_option("--params", opt->params,
-                  "Parameters: random or default (PyTorch's init); fuzzing draws both unless this is given");
+                  "Parameters: random, default (PyTorch's init) or outliers (random, a few conv weights x 2^10); fuzzing "
+                  "draws the model's regimes unless this is given");
   cmd->add_flag("--strict-fp32", opt->strict_fp32,
                "Judge every case against the fp32 reference alone (no fp64 rule); with --atol 0 --rtol 0 it asks "
                "for bitwise agreement with libtorch's fp32 result. A diagnostic: the gate never uses it");

@@ -602,9 +602,9 @@ void validate(const verify_options& opt) {
     throw std::invalid_argument(fmt::format("rtol = {}: must be a finite number >= 0", opt.rtol));
   if (opt.cases < 1) throw std::invalid_argument("cases = " + std::to_string(opt.cases) + ": must be >= 1");
   if (!opt.inputs.empty() && !input_distribution_from_string(opt.inputs))
-    throw std::invalid_argument("inputs = " + opt.inputs + ": must be uniform, normal, offset, border or sparse");
+    throw std::invalid_argument("inputs = " + opt.inputs + ": must be uniform, normal, offset, border, sparse, wide or near_constant");
   if (!opt.params.empty() && !param_init_from_string(opt.params))
-    throw std::invalid_argument("params = " + opt.params + ": must be random or default");
+    throw std::invalid_argument("params = " + opt.params + ": must be random, default or outliers");
   if (opt.case_seed && opt.config.empty())
     throw std::invalid_argument("--case-seed needs --config (it picks the parameters and inputs of one config)");
   if (!opt.tensors.empty() && opt.config.empty())
