@@ -3,7 +3,7 @@
 /// With a CPU-only libtorch (CI) CUDA is simply unavailable; nothing here fails to compile.
 #include <string>
 
-#include "fused/common/stream.h"
+#include "fused/runtime/stream.h"
 #include "harness/model_entry.h"
 
 namespace fb {

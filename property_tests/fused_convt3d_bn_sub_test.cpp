@@ -19,11 +19,11 @@
 #include <tuple>
 #include <vector>
 
-#include "fused/common/convt3d_bn_sub_plan.h"
-#include "fused/common/convt3d_tile.cuh"
-#include "fused/common/convt_phase.cuh"
-#include "fused/common/tap_box_sums.cuh"
-#include "fused/convt3d_bn_sub.h"
+#include "fused/conv3d/simt_fp32_tile.cuh"
+#include "fused/convt3d_bn_sub/convt3d_bn_sub.h"
+#include "fused/convt3d_bn_sub/plan.h"
+#include "fused/math/convt_phase.cuh"
+#include "fused/math/tap_box_sums.cuh"
 
 #include "property_tests/convt3d_test_inputs.h"
 #include "property_tests/convt3d_brute_force.h"
@@ -702,7 +702,7 @@ TEST(FusedConvT3dBnSub, RejectsInvalidProblemsNamingTheField) {
 }
 
 TEST(FusedConvT3dBnSub, WorkspaceAtDefault) {
-  // The figure quoted in fused/convt3d_bn_sub.h.
+  // The figure quoted in fused/convt3d_bn_sub/convt3d_bn_sub.h.
   // + y - ybar (fp32, the output's size) and x - c (fp32, x's size)
   EXPECT_EQ(bs::workspace_bytes(default_problem()), 5899520u + 251983872u + 16777216u + 256u);
   bs::problem eval = default_problem();

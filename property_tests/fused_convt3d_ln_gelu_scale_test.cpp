@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "fused/common/convt3d_ln_gelu_scale_plan.h"
-#include "fused/common/convt3d_mma_tile.cuh"
-#include "fused/common/convt_phase.cuh"
-#include "fused/common/mma_f64.cuh"
-#include "fused/convt3d_ln_gelu_scale.h"
+#include "fused/arch/mma_f64.cuh"
+#include "fused/conv3d/mma_fp64_tile.cuh"
+#include "fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale.h"
+#include "fused/convt3d_ln_gelu_scale/plan.h"
+#include "fused/math/convt_phase.cuh"
 
 #include "property_tests/convt3d_test_inputs.h"
 #include "property_tests/convt3d_brute_force.h"

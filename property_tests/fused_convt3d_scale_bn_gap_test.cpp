@@ -19,10 +19,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "fused/common/convt3d_scale_bn_gap_plan.h"
-#include "fused/common/convt3d_scale_bn_gap_programs.cuh"
-#include "fused/common/dft.cuh"
-#include "fused/convt3d_scale_bn_gap.h"
+#include "fused/convt3d_scale_bn_gap/convt3d_scale_bn_gap.h"
+#include "fused/convt3d_scale_bn_gap/plan.h"
+#include "fused/convt3d_scale_bn_gap/programs.cuh"
+#include "fused/math/dft.cuh"
 #include "property_tests/convt3d_brute_force.h"
 #include "property_tests/input_dist.h"
 

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "fused/common/border_sums.cuh"
-#include "fused/common/convt_index.cuh"
-#include "fused/common/logsumexp.cuh"
-#include "fused/convt2d_gap_bias_lse.h"
-#include "fused/convt2d_mul_gap.h"
+#include "fused/convt2d_gap_bias_lse/convt2d_gap_bias_lse.h"
+#include "fused/convt2d_mul_gap/convt2d_mul_gap.h"
+#include "fused/math/border_sums.cuh"
+#include "fused/math/convt_index.cuh"
+#include "fused/math/logsumexp.cuh"
 #include "property_tests/input_dist.h"
 
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cuda_runtime.h>
 
-#include "fused/common/cuda_check.h"
+#include "fused/runtime/cuda_check.h"
 
 namespace fb::probes {
 namespace {

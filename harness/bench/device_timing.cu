@@ -7,8 +7,8 @@
 #include <sstream>
 #include <vector>
 
-#include "fused/common/cuda_check.h"
-#include "fused/common/mma_f64.cuh"
+#include "fused/arch/mma_f64.cuh"
+#include "fused/runtime/cuda_check.h"
 
 namespace fb::bench {
 namespace {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "fused/common/stream.h"
+#include "fused/runtime/stream.h"
 
 struct CUevent_st;  // cudaEvent_t without including the CUDA runtime
 

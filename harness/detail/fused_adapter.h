@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "fused/common/stream.h"
+#include "fused/runtime/stream.h"
 #include "harness/detail/raw_pointers.h"
 #include "harness/device.h"
 #include "harness/typed_model.h"

@@ -1,6 +1,6 @@
 /// Registry entry for KernelBench #42: ConvTranspose2d -> GAP -> + bias -> logsumexp -> sum -> * 10.
-#include "fused/common/plan_util.h"
-#include "fused/convt2d_gap_bias_lse.h"
+#include "fused/convt2d_gap_bias_lse/convt2d_gap_bias_lse.h"
+#include "fused/runtime/plan_util.h"
 #include "harness/detail/fused_adapter.h"
 #include "harness/device.h"
 #include "harness/models/convt2d_gap_bias_lse_domain.h"
@@ -16,7 +16,7 @@ using model::config;
 namespace fused = fb::fused::convt2d_gap_bias_lse;
 
 // Configs that cross the kernel's plane chunks: planes of one to four chunks (a chunk is
-// k_chunk_elems = 4096 elements of one (b, ci) plane, fused/common/plan_util.h).
+// k_chunk_elems = 4096 elements of one (b, ci) plane, fused/runtime/plan_util.h).
 rc::Gen<config> gen_boundary_config(const fuzz_budget& budget) {
   const domain::convt_domain& rules = convt2d_gap_bias_lse_domain();
   return rc::gen::map(gen::large_plane_geometry(rules, budget, fb::fused::detail::k_chunk_elems, 4),
@@ -28,7 +28,7 @@ fused::problem to_problem(const config& c) {
 }
 
 // The fused implementations: input plane sums x tap-summed weights (SPEC §1.3), then a stable
-// logsumexp; host executor and CUDA kernels share the math in fused/common.
+// logsumexp; host executor and CUDA kernels share the math in fused/math/.
 typed_implementation<config> fused_implementation(device_kind device) {
   return detail::fused_implementation<config>(
       device, {"conv_transpose.weight", "conv_transpose.bias", "bias"},

@@ -1,6 +1,6 @@
 /// Registry entry for KernelBench #44: ConvTranspose2d -> * multiplier -> global average pool (x2).
-#include "fused/common/convt2d_mul_gap_plan.h"
-#include "fused/convt2d_mul_gap.h"
+#include "fused/convt2d_mul_gap/convt2d_mul_gap.h"
+#include "fused/convt2d_mul_gap/plan.h"
 #include "harness/detail/fused_adapter.h"
 #include "harness/device.h"
 #include "harness/models/convt2d_mul_gap_domain.h"
@@ -16,7 +16,7 @@ using model::config;
 namespace fused = fb::fused::convt2d_mul_gap;
 
 // Configs that cross the kernel's work items: planes of one to three items (an item is up to
-// k_item_elems = 32768 elements of one (b, ci) plane, fused/common/convt2d_mul_gap_plan.h).
+// k_item_elems = 32768 elements of one (b, ci) plane, fused/convt2d_mul_gap/plan.h).
 rc::Gen<config> gen_boundary_config(const fuzz_budget& budget) {
   const domain::convt_domain& rules = convt2d_mul_gap_domain();
   return rc::gen::exec([rules, budget] {

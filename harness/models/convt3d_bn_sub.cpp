@@ -1,5 +1,5 @@
 /// Registry entry for KernelBench #15: ConvTranspose3d -> BatchNorm3d -> subtract the spatial mean.
-#include "fused/convt3d_bn_sub.h"
+#include "fused/convt3d_bn_sub/convt3d_bn_sub.h"
 #include "harness/detail/fused_adapter.h"
 #include "harness/device.h"
 #include "harness/models/convt3d_bn_sub_domain.h"
@@ -72,7 +72,7 @@ model_entry convt3d_bn_sub() {
   m.buffer_names = [](const config&) { return ref::batch_norm_buffer_names("batch_norm"); };
   m.conditioning = model::conditioning;
   detail::add_fused_implementations(m, fused_implementation);
-  // The floor of the fused algorithm (fused/convt3d_bn_sub.cu). Bytes: x read, x - c written and
+  // The floor of the fused algorithm (fused/convt3d_bn_sub/convt3d_bn_sub.cu). Bytes: x read, x - c written and
   // read once, weights and the per-channel parameters read, the output written; in training also
   // y - ybar (the output's size) written and read once (it is materialised, not recomputed).
   // FLOPs: 2 per valid-tap MAC (B*C_in*C_out times the valid (input, tap) pairs of each dimension),

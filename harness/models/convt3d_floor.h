@@ -1,12 +1,12 @@
 #pragma once
 /// The pieces of the roofline floor that the cubic ConvTranspose3d models (#15, #34) share: the
 /// fused algorithm reads x and the weights once and writes the output once, and multiplies only
-/// the valid (input, tap) pairs of each dimension (fused/common/convt_phase.cuh). Each model adds
+/// the valid (input, tap) pairs of each dimension (fused/math/convt_phase.cuh). Each model adds
 /// its own per-channel parameters and passes.
 #include <cstdint>
 #include <vector>
 
-#include "fused/common/convt_phase.cuh"
+#include "fused/math/convt_phase.cuh"
 #include "harness/typed_model.h"
 
 namespace fb::models {

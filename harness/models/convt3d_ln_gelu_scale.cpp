@@ -1,5 +1,5 @@
 /// Registry entry for KernelBench #34: ConvTranspose3d -> LayerNorm(C_out) over W' -> GELU -> * scale.
-#include "fused/convt3d_ln_gelu_scale.h"
+#include "fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale.h"
 #include "harness/detail/fused_adapter.h"
 #include "harness/device.h"
 #include "harness/models/convt3d_ln_gelu_scale_domain.h"
@@ -67,7 +67,7 @@ model_entry convt3d_ln_gelu_scale() {
   // The floor of the fused algorithm. Bytes: x read once, weights and gamma, beta read, the output
   // written once (nothing else of output size moves). FLOPs: 2 per valid-tap MAC (B*C_in*C_out
   // times the valid (input, tap) pairs of each dimension), one pass over the convolution, on the
-  // fp64 tensor cores (fused/common/convt3d_mma_tile.cuh): divided by their measured peak.
+  // fp64 tensor cores (fused/conv3d/mma_fp64_tile.cuh): divided by their measured peak.
   m.fused_work = [](const config& c) {
     const convt3d_floor_sizes s = convt3d_floor(c, model::conv_output_shape(c));
     return work_estimate{4.0 * (s.x + s.w + 3.0 * c.out_channels + s.out), 2.0 * s.macs, arithmetic_unit::fp64_mma};

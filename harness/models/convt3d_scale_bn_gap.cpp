@@ -1,7 +1,7 @@
 /// Registry entry for KernelBench #77: ConvTranspose3d -> * scale -> BatchNorm3d -> global average pool.
 #include <cmath>
 
-#include "fused/convt3d_scale_bn_gap.h"
+#include "fused/convt3d_scale_bn_gap/convt3d_scale_bn_gap.h"
 #include "harness/detail/fused_adapter.h"
 #include "harness/device.h"
 #include "harness/models/convt3d_scale_bn_gap_domain.h"
@@ -43,7 +43,7 @@ typed_implementation<config> fused_implementation(device_kind device) {
       detail::batch_norm_buffers("batch_norm"));
 }
 
-/// The roofline work of the fused algorithm (fused/convt3d_scale_bn_gap.cu), counted as follows.
+/// The roofline work of the fused algorithm (fused/convt3d_scale_bn_gap/convt3d_scale_bn_gap.cu), counted as follows.
 /// Bytes: x and the weights read once, the input spectrum X (D'*H'*(W'/2+1)*C_in*B complex fp32)
 /// written once and read once (2.2x the 50 MB L2 at the default, so it crosses DRAM), the small
 /// parameters, buffers and the output. FLOPs: only the useful arithmetic, none of the padding lanes

@@ -1,6 +1,6 @@
 // What keeps a warp's fp64 MMAs from the pipe's rate: the #34 k16 loop's operand paths one at a
 // time. Each warp runs `iters` k16 steps of 8 mma.sync.m16n8k16.f64 (2 m16 x 4 n8 accumulator
-// tiles, as convt3d_mma_tile.cuh's warp tile), with its operands
+// tiles, as mma_fp64_tile.cuh's warp tile), with its operands
 //   mode 0: constant registers (dmma_rate's case),
 //   mode 1: A from shared memory, 16 8-byte loads per step at #34's addresses (positions
 //           consecutive, channels XS = 212 doubles apart), B constant,
@@ -21,7 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "fused/common/cuda_check.h"
+#include "fused/runtime/cuda_check.h"
 #include "probes/probe_main.h"
 
 

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "fused/common/cuda_check.h"
+#include "fused/runtime/cuda_check.h"
 #include "probes/probe_main.h"
 
 

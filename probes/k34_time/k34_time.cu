@@ -18,8 +18,8 @@
 #include <random>
 #include <vector>
 
-#include "fused/common/cuda_check.h"
-#include "fused/convt3d_ln_gelu_scale.h"
+#include "fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale.h"
+#include "fused/runtime/cuda_check.h"
 #include "probes/probe_main.h"
 
 static int probe(int argc, char** argv) {

@@ -47,7 +47,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "fused/common/convt_phase.cuh"
+#include "fused/math/convt_phase.cuh"
 #include "probes/probe_main.h"
 #include "tc_common.cuh"
 

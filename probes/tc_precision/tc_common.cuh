@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "fused/common/cuda_check.h"
+#include "fused/runtime/cuda_check.h"
 
 __device__ __forceinline__ uint32_t to_tf32(float x) {
   uint32_t r;

@@ -14,7 +14,7 @@
 // than the fp32 FMA sum whatever the split. Here each k-block of 8 goes into an accumulator that
 // starts at 0 (the truncations then act on one short partial), and the partial is added to the
 // running sum on the SIMT units with round-to-nearest: plain, or Kahan-compensated as #34's SIMT
-// kernel adds its short product groups (convt3d_tile.cuh, "Compensated"). "fp32 FMA g8+Kahan" is
+// kernel adds its short product groups (simt_fp32_tile.cuh, "Compensated"). "fp32 FMA g8+Kahan" is
 // that SIMT kernel's own summation at group length 8, the accuracy the tensor-core schemes must
 // match. TF32x6 splits each operand in three tf32 terms (a0 + a1 + a2) and keeps the six products
 // above ~2^-33: a2b0, a0b2, a1b1, a1b0, a0b1, a0b0 (smallest first).
@@ -25,7 +25,7 @@
 // integers (exact in every scheme) runs first; the program exits 1 if any layout is wrong.
 //
 // ORDER lines (2026-11-25, fifth session): whether one m16n8k16 f64 MMA adds like the host
-// emulation of fused/common/mma_f64.cuh (fp64 FMAs over k from C), bitwise.
+// emulation of fused/arch/mma_f64.cuh (fp64 FMAs over k from C), bitwise.
 //
 // Build: probes/tc_precision/build.sh (build/probe/tc_precision_bench). Run on the GPU host.
 #include <cuda_runtime.h>
@@ -38,7 +38,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fused/common/mma_f64.cuh"
+#include "fused/arch/mma_f64.cuh"
 #include "probes/probe_main.h"
 #include "tc_common.cuh"
 
@@ -320,7 +320,7 @@ struct scheme_result {
 
 // ---------------------------------------------------------------------------------------------
 // ORDER: how m16n8k16 f64 adds. One MMA per warp tile on fp64 operands with all 53 bits used and
-// C != 0, D written in fp64; on the host, fused/common/mma_f64.cuh's emulation (what #34's host
+// C != 0, D written in fp64; on the host, fused/arch/mma_f64.cuh's emulation (what #34's host
 // executor runs: a chain of fp64 FMAs from C over k = 0..15) and a single rounding of the long
 // double sum. If the first matches bitwise, #34's host executor and kernel agree bitwise on y too.
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // Self-test of convt2d_gap_bias_lse (KernelBench #42): run_cuda vs run_host.
 #include <cstdio>
 
-#include "fused/convt2d_gap_bias_lse.h"
+#include "fused/convt2d_gap_bias_lse/convt2d_gap_bias_lse.h"
 #include "harness/models/convt2d_gap_bias_lse_domain.h"
 #include "property_tests/selftest/domain_draw.h"
 #include "property_tests/selftest/convt2d_gap_bias_lse_boundary.h"

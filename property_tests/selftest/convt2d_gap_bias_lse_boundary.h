@@ -1,5 +1,5 @@
 #pragma once
-/// Boundary set of convt2d_gap_bias_lse (#42; fused/convt2d_gap_bias_lse.cu): sums_kernel (a warp
+/// Boundary set of convt2d_gap_bias_lse (#42; fused/convt2d_gap_bias_lse/convt2d_gap_bias_lse.cu): sums_kernel (a warp
 /// per item: weight tap sums of 32 (ci, co) pairs, or one 4096-element chunk of a plane; a
 /// persistent grid striding over the items) and lse_kernel (a block per sample, striding over the
 /// samples; warps over the input channels, lanes over a plane's chunks, threads over the output
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "fused/common/convt2d_gap_bias_lse_plan.h"
+#include "fused/convt2d_gap_bias_lse/plan.h"
 #include "property_tests/selftest/boundary.h"
 
 namespace fb::boundary::convt2d_gap_bias_lse {

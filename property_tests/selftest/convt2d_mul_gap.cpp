@@ -2,7 +2,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "fused/convt2d_mul_gap.h"
+#include "fused/convt2d_mul_gap/convt2d_mul_gap.h"
 #include "harness/models/convt2d_mul_gap_domain.h"
 #include "property_tests/selftest/domain_draw.h"
 #include "property_tests/selftest/convt2d_mul_gap_boundary.h"

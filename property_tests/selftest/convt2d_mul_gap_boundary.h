@@ -1,5 +1,5 @@
 #pragma once
-/// Boundary set of convt2d_mul_gap (#44; fused/convt2d_mul_gap.cu): one persistent kernel; a block
+/// Boundary set of convt2d_mul_gap (#44; fused/convt2d_mul_gap/convt2d_mul_gap.cu): one persistent kernel; a block
 /// owns a contiguous run of work items (<= 32768-element chunks of a plane), streams them in
 /// batches of up to 4, finishes each batch's tap rectangles and contributions, and arrives on its
 /// samples' counters; the block completing a sample sums the sample's rows (8 slices, then tiles of
@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "fused/common/convt2d_mul_gap_plan.h"
+#include "fused/convt2d_mul_gap/plan.h"
 #include "property_tests/selftest/boundary.h"
 
 namespace fb::boundary::convt2d_mul_gap {
 
 namespace mg = fb::fused::convt2d_mul_gap;
 
-/// The kernel's constants (fused/convt2d_mul_gap.cu): threads, warps, items a block streams per
+/// The kernel's constants (fused/convt2d_mul_gap/convt2d_mul_gap.cu): threads, warps, items a block streams per
 /// batch, tap intervals cached per block, shared bytes for a batch's item states, output channels
 /// per finishing tile.
 constexpr int k_threads = 256;

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "fused/convt3d_bn_sub.h"
+#include "fused/convt3d_bn_sub/convt3d_bn_sub.h"
 #include "harness/models/convt3d_bn_sub_domain.h"
 #include "property_tests/selftest/domain_draw.h"
 #include "property_tests/selftest/convt3d_bn_sub_boundary.h"

@@ -1,6 +1,6 @@
 #pragma once
-/// Boundary set of convt3d_bn_sub (#15; fused/convt3d_bn_sub.cu, the block programs in
-/// fused/common/convt3d_bn_sub_plan.h, the tile in fused/common/convt3d_tile.cuh): prep, centring,
+/// Boundary set of convt3d_bn_sub (#15; fused/convt3d_bn_sub/convt3d_bn_sub.cu, the block programs in
+/// fused/convt3d_bn_sub/plan.h, the tile in fused/conv3d/simt_fp32_tile.cuh): prep, centring,
 /// the pass kernels (statistics in training, writing in eval) in 12 instantiations (J0 = ceil(k/s)
 /// of 1, 2 or generic; one input-channel chunk or several), finalize, and the training rows
 /// launch (bands staged by bulk copies, or rows read straight from the buffer).
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "fused/common/convt3d_bn_sub_plan.h"
+#include "fused/convt3d_bn_sub/plan.h"
 #include "property_tests/selftest/boundary.h"
 
 namespace fb::boundary::convt3d_bn_sub {

@@ -3,14 +3,14 @@
 // random problems of the fuzz domain, problems that cross the kernel's internal boundaries, and the
 // default sizes; with --bench the default is timed beside its floor. The two agree up to the order of
 // the fp64 additions inside one MMA instruction (which the rounding of y to fp32 absorbs but for rare
-// ties) and the platforms' exp2 (fused/common/convt3d_ln_gelu_scale_plan.h gelu_erf: the GPU's
+// ties) and the platforms' exp2 (fused/convt3d_ln_gelu_scale/plan.h gelu_erf: the GPU's
 // ex2.approx within 2^-22 of the host's std::exp2): inside k_atol + k_rtol |host|.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
-#include "fused/convt3d_ln_gelu_scale.h"
+#include "fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale.h"
 #include "harness/models/convt3d_ln_gelu_scale_domain.h"
 #include "property_tests/selftest/domain_draw.h"
 #include "property_tests/selftest/convt3d_ln_gelu_scale_boundary.h"
@@ -132,7 +132,7 @@ tally run(const options& opt, rng_t& rng, cudaStream_t stream) {
                       run_case(set[i].problem, set[i].bias, static_cast<dist>(set[i].inputs), rng, true, false, stream, t));
   }
   if (opt.extra_boundary) {
-    // The kernel's internal boundaries (fused/common/convt3d_mma_tile.cuh: a block of one d base x
+    // The kernel's internal boundaries (fused/conv3d/mma_fp64_tile.cuh: a block of one d base x
     // tile_h h bases x every w base x <= 64 channels; 4 warps of 32 positions x 32 channels, several
     // position passes when a w phase has more positions than the warps hold; input channels staged
     // in chunks when they do not fit; K zero-padded to 16 per phase and chunk):

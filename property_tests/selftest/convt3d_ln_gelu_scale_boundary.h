@@ -1,6 +1,6 @@
 #pragma once
-/// Boundary set of convt3d_ln_gelu_scale (#34; fused/convt3d_ln_gelu_scale.cu, the block programs
-/// in fused/common/convt3d_ln_gelu_scale_plan.h and fused/common/convt3d_mma_tile.cuh): the weight
+/// Boundary set of convt3d_ln_gelu_scale (#34; fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale.cu, the block programs
+/// in fused/convt3d_ln_gelu_scale/plan.h and fused/conv3d/mma_fp64_tile.cuh): the weight
 /// arrangement and the pass (a block per sample, channel group, d base and tile of h bases of one
 /// (d, h) phase pair; w phases in position passes of warp_rows x 32 positions; input channels in
 /// chunks; LayerNorm rows of W' = C_out <= 128 in shared memory).
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "fused/common/convt3d_ln_gelu_scale_plan.h"
+#include "fused/convt3d_ln_gelu_scale/plan.h"
 #include "property_tests/selftest/boundary.h"
 
 namespace fb::boundary::convt3d_ln_gelu_scale {

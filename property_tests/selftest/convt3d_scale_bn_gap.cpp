@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "fused/convt3d_scale_bn_gap.h"
+#include "fused/convt3d_scale_bn_gap/convt3d_scale_bn_gap.h"
 #include "harness/models/convt3d_scale_bn_gap_domain.h"
 #include "property_tests/selftest/domain_draw.h"
 #include "property_tests/selftest/convt3d_scale_bn_gap_boundary.h"

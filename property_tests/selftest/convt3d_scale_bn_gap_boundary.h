@@ -1,13 +1,13 @@
 #pragma once
-/// Boundary set of convt3d_scale_bn_gap (#77; fused/convt3d_scale_bn_gap.cu, the block programs in
-/// fused/common/convt3d_scale_bn_gap_programs.cuh): prep, gspec (training), the x transform (DFT
+/// Boundary set of convt3d_scale_bn_gap (#77; fused/convt3d_scale_bn_gap/convt3d_scale_bn_gap.cu, the block programs in
+/// fused/convt3d_scale_bn_gap/programs.cuh): prep, gspec (training), the x transform (DFT
 /// in training, sums only in eval), the spectral GEMM in five batch-tile instantiations (training),
 /// reduce and finish. See property_tests/selftest/boundary.h.
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "fused/common/convt3d_scale_bn_gap_plan.h"
+#include "fused/convt3d_scale_bn_gap/plan.h"
 #include "property_tests/selftest/boundary.h"
 
 namespace fb::boundary::convt3d_scale_bn_gap {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "fused/common/convt_phase.cuh"
-#include "fused/common/cuda_check.h"
+#include "fused/math/convt_phase.cuh"
+#include "fused/runtime/cuda_check.h"
 #include "property_tests/input_dist.h"
 
 namespace fb::selftest {

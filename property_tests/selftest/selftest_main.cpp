@@ -21,7 +21,7 @@
 #include <memory>
 #include <set>
 
-#include "fused/common/device_info.h"
+#include "fused/runtime/device_info.h"
 #include "harness/bench/device_timing.h"
 #include "property_tests/selftest/boundary.h"
 #include "property_tests/selftest/selftest.h"

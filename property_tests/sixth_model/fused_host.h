@@ -1,6 +1,6 @@
 #pragma once
 /// The test-only model's "fused" implementation: a torch-free host executor over raw pointers, as a
-/// fused/<id>.h API is, in gather form (each output element sums the taps that land on it; the
+/// fused/<id>/<id>.h API is, in gather form (each output element sums the taps that land on it; the
 /// reference and oracle scatter). `bias_after_relu` is the deliberately wrong variant: ReLU before the
 /// bias is added, a plausible fusion slip that the verify fuzz must catch.
 #include <algorithm>

@@ -1,0 +1,225 @@
+// CUDA path of convt3d_bn_sub (KernelBench #15): ConvTranspose3d -> BatchNorm3d -> subtract the
+// per-(b, c) spatial mean. Out = gamma_c * (y - ybar_bc) / sqrt(var_c + eps) (SPEC 1.1), where the
+// batch variance var_c needs the whole batch before any output can be written.
+//
+// Launches (fused/convt3d_bn_sub/plan.h has the block programs, run identically by the host
+// executor): prep (tap-box sums of x; weights arranged per phase) -> centring (the means, and the
+// centres' class tables when J0 <= 2) -> then
+//   training: pass 1 (the convolution: centred statistics, and y - ybar stored in the workspace)
+//             -> finalize -> rows (out = scale_c * (y - ybar), read back in the output's order:
+//             bands of rows staged in shared memory by bulk copies, rows_staged_kernel; rows too wide
+//             for a band read straight from the buffer, rows_kernel);
+//   eval:     finalize -> pass 2 (the convolution, out = scale_c * (y - ybar) from the accumulators).
+//
+// Two passes, which? Training MATERIALISES y - ybar (the output's size, fp32, in the workspace)
+// rather than convolving twice. Measured on an H100 (default config, ncu, 2026-11-25): the second
+// convolution pass took 452 us and moved 574 MB through DRAM for a 252 MB output, because a warp's
+// lanes store every s-th float of a row and each 32-byte sector got its halves from two phases
+// ~15 us apart: each half became a DRAM read-modify-write (probes/store_sectors: two kernels writing
+// the halves of 252 MB took 366 us, one writing it whole 92 us). Now pass 1 stores y - ybar in
+// phase-major order (a phase's outputs are consecutive floats: whole sectors, 228 MB of DRAM
+// writes) and costs 380 us against 355 without stores; the rows launch reads 252 MB and writes
+// 235 MB in 191 us (its bytes at 3 TB/s: ~165 us). Total 875 -> 647 us. Then (same session):
+// the phase loop without divisions (phase_after) and x centred once in prep (centred_x): pass 1
+// 359 us; finalize 22 -> 8 us; total 610 us (prep 28, means 20, tables 8, pass 1 359, finalize 8,
+// rows 188). Later that day (NOTES.md, second session): pass 1's epilogue and staging with ~10%
+// fewer instructions (317 us), means and tables in one centring launch (20 us), and the pass
+// kernels and the rows launch as programmatic dependents of the launch before them: 549 us in the
+// gate's bench. Cost: 252 MB + 16 MB more workspace at the default (convt3d_bn_sub.h).
+//
+// Statistics scheme: EXACT MEANS FIRST, then centred sums. Why this and not per-tile (count, mean,
+// M2) merged with Chan's formula: the mean of every (b, c) follows exactly and cheaply from the
+// input (the 3-D form of #44's border identity: sum_o y = sum_ci sum_tap W * R, R = the sum of x
+// over the tap's box, fp64; one read of x, 17 MB at the default), and pass 2 needs ybar_bc anyway. With ybar known
+// before pass 1, the pass-1 epilogue per output is two subtractions and one FMA into a per-thread
+// fp32 partial of k_rows = 4 terms, added to an fp64 slot: no cancellation (a sum of squares of
+// centred values), no per-tile mean (which would need two block-wide reductions per phase tile) and
+// no fp64 divisions. The mean is subtracted as an fp32 pair hi + lo, so it costs nothing to
+// rounding even for offset inputs. var_c = (sum_b M2_bc + S * sum_b (ybar_bc - mean_c)^2)/(B*S)
+// (bn::combine_sample_moments, fp64).
+//
+// The convolution (fused/conv3d/simt_fp32_tile.cuh): phase (sub-pixel) decomposition; a block tile is
+// 2 x 8 x 32 bases (d, h, w) x 16 output channels over all s^3 phases; every warp works on one
+// phase at a time, its lanes on 32 consecutive w bases (uniform tap loop, broadcast weights,
+// conflict-free x reads), a thread on 4 h bases x 8 channels: 32 fp32 accumulators and 32 for the
+// partial sum of the current channel group (two-level accumulation: each output's products are
+// summed in groups of at most group_products, then the groups added; its rounding is never above
+// that of libtorch's GEMM-then-taps order, where one accumulator for all C_in x taps products was
+// up to 5x worse). The x tile (with halo, zero-filled outside the input) is staged once per block
+// when all input channels fit (at the default 16 channels: 57 KB), a phase's weights per phase
+// (pre-arranged per phase in the workspace: one float4 copy). For J0 = ceil(k/s) <= 2 (the
+// default) the layout is compile-time and each phase's taps are unrolled (8 variants): per tap,
+// 4 x loads and 2 float4 weight loads for 32 FMAs, every offset an immediate; a group's first
+// products start from 0 (no zeroing) and its end costs 32 FADDs. fp32 FMAs, no TF32, no tensor
+// cores.
+//
+// Threads whose phase has no output (tile edges, padded channels) skip the tap loop.
+// Resources (nvcc 13, sm_90, -Xptxas -v, 2026-11-25; fused/convt3d_bn_sub_pass_j2_*.cu): the
+// default path (J0 = 2, one channel chunk) holds 128 registers in the statistics pass with no
+// spills and 128 in the (eval) writing pass with 8 bytes of spill stores / 4 of loads; dynamic
+// shared memory per the plan (smem_stats_bytes, smem_write_bytes); two blocks per SM (the register
+// limit of __launch_bounds__(256, 2)). The chunked instantiations (C_in beyond what fits, e.g. > 23
+// at k=3, s=2) keep both register tiles live through staging and spill more (J0 = 2: 80 / 104
+// bytes statistics, 112 / 180 bytes writing).
+//
+// Measured earlier (H100 80GB HBM3, 2026-11-23, fused_cuda_selftest --bench, default config, training,
+// both passes convolving):
+//   before the accuracy work (one accumulator per output, 4 h x 16 channel register tiles): 713 us
+//     (prep 21, means 10.4, pass 1 240, finalize 21, pass 2 429 us, ncu);
+//   after it (two-level accumulation with 4 x 8 tiles, x centred per (b, ci), per-output centres at
+//     the borders): 1130.8 us (prep 29.1, means 27.9, pass 1 587.0, finalize 22.9, pass 2 718.5 us,
+//     ncu; pass 2 moved 640 MB through DRAM for a 268 MB output). Self-test: 316 configs bitwise
+//     equal to the host executor. The accuracy is needed (the single accumulator was up to 3.4x less
+//     accurate than libtorch against fp64 on offset inputs, and failed the gate); the 1.6x slowdown
+//     is not. Not yet separated: how much comes from the halved register tile (half the FMAs per
+//     x and weight load) and how much from the centring epilogue. Next: measure centring alone on
+//     the 4 x 16 tile (CPU first: is it as accurate as libtorch on the fuzz domain?), then the
+//     full-sector stores of pass 2.
+//
+// Determinism: no atomics at all. Every partial has one owner (thread slot, block slice, tile,
+// channel) and every reduction a fixed order that does not depend on the grid or the SM count;
+// running buffers and num_batches_tracked are written by one thread each. 64-bit indices wherever
+// sizes multiply (x, out, workspace); 32-bit only inside a block's shared memory.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "fused/arch/bulk_copy.cuh"
+#include "fused/convt3d_bn_sub/convt3d_bn_sub.h"
+#include "fused/convt3d_bn_sub/passes.cuh"
+#include "fused/convt3d_bn_sub/plan.h"
+#include "fused/exec/device_exec.cuh"
+#include "fused/runtime/cuda_check.h"
+#include "fused/runtime/plan_util.h"
+
+namespace fb::fused::convt3d_bn_sub {
+namespace {
+
+namespace tile = fb::fused::convt3d_tile;
+using detail::args;
+using fb::fused::allow_dependent_launch;
+using fb::fused::wait_for_preceding_launch;
+using fb::fused::device::device_exec;
+using detail::plan;
+
+__global__ void __launch_bounds__(detail::k_prep_threads, 2) prep_kernel(const __grid_constant__ plan pl,
+                                                               const __grid_constant__ args a) {
+  device_exec ex;
+  detail::prep_block(ex, pl, a, blockIdx.x);
+}
+
+// The centring launch (a block per (b, channel slot): ybar, the prefix tables, the class tables).
+__global__ void __launch_bounds__(tile::k_threads) centring_kernel(const __grid_constant__ plan pl,
+                                                                   const __grid_constant__ args a) {
+  __shared__ double smem[detail::k_centring_smem_doubles];
+  // A dependent launch of prep (the box sums and centres come from it; prep allows it only as its
+  // blocks exit). Pass 1, a dependent launch of this one, stages prep's x - c before it waits: so
+  // this launch allows it only after its own wait, when prep is complete (pdl.cuh).
+  wait_for_preceding_launch();
+  allow_dependent_launch();
+  device_exec ex;
+  detail::centring_block(ex, pl, a, blockIdx.x, smem);
+}
+
+__global__ void __launch_bounds__(tile::k_threads) finalize_kernel(const __grid_constant__ plan pl,
+                                                                   const __grid_constant__ args a) {
+  __shared__ double smem[detail::k_finalize_smem_doubles];
+  allow_dependent_launch();  // the rows launch or pass 2 (dependent launches) may start while this runs
+  // A dependent launch of pass 1 (training) or centring (eval). Pass 1 does not allow it early (its
+  // waiting blocks would hold SMs that pass 1 needs, NOTES 2026-11-25): it is scheduled as pass 1's
+  // blocks exit.
+  wait_for_preceding_launch();
+  device_exec ex;
+  detail::finalize_block(ex, pl, a, blockIdx.x, smem);
+}
+
+/// The unstaged rows launch (training, rows too wide for a band: pl.band_rows == 0): a block per
+/// (b, co, od) slice, in grid-stride order (the grid is capped: output_slices can pass 2^31).
+constexpr int64_t k_rows_max_blocks = int64_t{1} << 20;
+
+// Three blocks per SM: 80 registers hold 8 rows' loads in flight per thread (k_rows_in_flight).
+// Measured on the H100 (default config, whole pipeline): 8 rows x 3 blocks 647 us, 4 rows x 4
+// blocks 660, 8 rows squeezed into 64 registers (spills) 707, 16 rows x 2 blocks 673.
+template <class Index>
+__global__ void __launch_bounds__(tile::k_threads, 3) rows_kernel(const __grid_constant__ plan pl,
+                                                                  const __grid_constant__ args a) {
+  device_exec ex;
+  wait_for_preceding_launch();  // a dependent launch of finalize: the scale comes from it
+  // Last slice first: pass 1 wrote the last samples' planes last, and the tail of what it wrote is
+  // still in L2.
+  const int64_t n = detail::output_slices(pl);
+  for (int64_t slice = blockIdx.x; slice < n; slice += gridDim.x) detail::rows_block<Index>(ex, pl, a, n - 1 - slice);
+}
+
+/// The staged rows launch (training, pl.band_rows > 0): a block per (slice, band) item, in
+/// grid-stride order, last item first (as rows_kernel). Shared memory: the band's stage and the
+/// pieces' table (dynamic), the bulk copies' barrier. 16.3 KB and 48 registers at the default: 10
+/// blocks per SM. Measured on the H100 (default config, 2026-11-25; ncu, kernel alone): 178.7 us
+/// against rows_kernel's 189.7 (the floor, 504 MB at ~2.98 TB/s: ~169 us), DRAM 81% busy; the
+/// training pipeline 544.1 -> 533.4 us (3 alternations, beside cd13c7b's binary).
+__global__ void __launch_bounds__(detail::k_band_threads) rows_staged_kernel(const __grid_constant__ plan pl,
+                                                                          const __grid_constant__ args a) {
+  extern __shared__ float4 band_smem[];
+  __shared__ std::uint64_t barrier;
+  float* stage = reinterpret_cast<float*>(band_smem);
+  int* table = reinterpret_cast<int*>(stage + pl.band_stage_floats);
+  fb::fused::device::bulk_stager stager{&barrier};
+  if (threadIdx.x == 0) stager.init();
+  __syncthreads();
+  wait_for_preceding_launch();  // a dependent launch of finalize: the scale comes from it
+  device_exec ex;
+  const int64_t n = detail::band_items(pl);
+  for (int64_t item = blockIdx.x; item < n; item += gridDim.x)
+    detail::rows_band_block(ex, stager, pl, a, n - 1 - item, stage, table);
+}
+
+/// Pass kStats of the plan's variant (the kernels live in fused/convt3d_bn_sub_pass_j*_*.cu).
+template <bool kStats>
+void launch_pass(const plan& pl, const args& a, cudaStream_t stream) {
+  switch (pl.g.variant) {
+    case 1: detail::launch_pass_variant<1, kStats>(pl, a, stream); break;
+    case 2: detail::launch_pass_variant<2, kStats>(pl, a, stream); break;
+    default: detail::launch_pass_variant<0, kStats>(pl, a, stream); break;
+  }
+}
+
+}  // namespace
+
+void run_cuda(const problem& prob, const float* x, const float* weight, const float* conv_bias, const float* gamma,
+              const float* beta, float* running_mean, float* running_var, int64_t* num_batches_tracked, float* out,
+              void* workspace, stream_t stream) {
+  const plan pl = detail::make_plan(prob);
+  const args a = detail::bind(x, weight, conv_bias, gamma, beta, running_mean, running_var, num_batches_tracked, out,
+                              workspace);
+  fb::fused::detail::require(detail::prep_blocks(pl) < (int64_t{1} << 31), "convt3d_bn_sub::run_cuda",
+                             "batch*in_channels", "too large (prep blocks must be < 2^31)", detail::prep_blocks(pl));
+  const auto s = static_cast<cudaStream_t>(stream);
+  prep_kernel<<<static_cast<unsigned>(detail::prep_blocks(pl)), detail::k_prep_threads, 0, s>>>(pl, a);
+  FB_CUDA_CHECK(cudaGetLastError());
+  // Every launch after prep is a programmatic dependent of the one before it (fused/arch/pdl.cuh):
+  // it waits before it reads what that one wrote; its launch overlaps that one's last blocks.
+  fb::fused::device::launch_dependent(centring_kernel, static_cast<unsigned>(detail::centring_blocks(pl)),
+                                      tile::k_threads, 0, s, pl, a);
+  if (pl.training) launch_pass<true>(pl, a, s);
+  fb::fused::device::launch_dependent(finalize_kernel, static_cast<unsigned>(pl.g.c_out), tile::k_threads, 0, s, pl,
+                                      a);
+  if (pl.training && pl.band_rows > 0) {
+    const int64_t blocks = std::min(k_rows_max_blocks, detail::band_items(pl));
+    const std::size_t smem = sizeof(float) * static_cast<std::size_t>(pl.band_stage_floats) +
+                             sizeof(int) * static_cast<std::size_t>(pl.g.dim[1].s * pl.g.dim[2].s);
+    fb::fused::device::launch_dependent(rows_staged_kernel, static_cast<unsigned>(blocks), detail::k_band_threads,
+                                        smem, s, pl, a);
+  } else if (pl.training) {
+    const int64_t blocks = std::min(k_rows_max_blocks, detail::output_slices(pl));
+    if (pl.spatial < (int64_t{1} << 31))
+      fb::fused::device::launch_dependent(rows_kernel<int>, static_cast<unsigned>(blocks), tile::k_threads, 0, s, pl, a);
+    else
+      fb::fused::device::launch_dependent(rows_kernel<int64_t>, static_cast<unsigned>(blocks), tile::k_threads, 0, s,
+                                          pl, a);
+  } else {
+    launch_pass<false>(pl, a, s);
+  }
+}
+
+}  // namespace fb::fused::convt3d_bn_sub

@@ -1,7 +1,0 @@
-// convt3d_bn_sub: the writing pass kernels of J0 = 1, one and several
-// input-channel chunks (a translation unit of their own: fused/convt3d_bn_sub_passes.cuh says why).
-#include "fused/convt3d_bn_sub_passes.cuh"
-
-namespace fb::fused::convt3d_bn_sub::detail {
-template void launch_pass_variant<1, false>(const plan&, const args&, cudaStream_t);
-}  // namespace fb::fused::convt3d_bn_sub::detail
