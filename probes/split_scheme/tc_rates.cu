@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "fused/common/cuda_check.h"
+#include "fused/runtime/cuda_check.h"
 #include "probes/probe_main.h"
 
 
