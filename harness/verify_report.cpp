@@ -457,23 +457,28 @@ void require_counts_match_cases(const std::string& name, const verify_report& re
       case outcome::passed: ++row.passed; break;
       case outcome::incorrect: ++row.incorrect; break;
       case outcome::failed: ++row.failed; break;
+      case outcome::declined: row.declined += 1; break;
       default: row.not_judged += 1; break;  // as verify_report::add counts it
     }
     held.emplace(c.model, c.index);
   }
-  const auto counts = [](const verify_row& r) { return std::array{r.passed, r.incorrect, r.failed, r.not_judged}; };
+  // How the cases ended, not only how many there are: a row that says passed where its case says
+  // incorrect would otherwise merge green.
+  const auto counts = [](const verify_row& r) {
+    return std::array{r.passed, r.incorrect, r.failed, r.not_judged, r.declined};
+  };
   std::set<std::pair<std::string, std::string>> keys;
   for (const auto& [key, row] : report.rows) keys.insert(key);
   for (const auto& [key, row] : recounted) keys.insert(key);
   for (const auto& key : keys) {
     const auto row = report.rows.find(key);
     const auto cases = recounted.find(key);
-    const std::array<int, 4> said = row == report.rows.end() ? std::array<int, 4>{} : counts(row->second);
-    const std::array<int, 4> found = cases == recounted.end() ? std::array<int, 4>{} : counts(cases->second);
+    const std::array<int, 5> said = row == report.rows.end() ? std::array<int, 5>{} : counts(row->second);
+    const std::array<int, 5> found = cases == recounted.end() ? std::array<int, 5>{} : counts(cases->second);
     if (said != found)
       throw merge_error(fmt::format(
-          "{}: the totals of {}/{} (passed, incorrect, failed, not judged: {}) are not those of its cases ({}): the "
-          "file was cut or edited; rerun that shard",
+          "{}: the totals of {}/{} (passed, incorrect, failed, not judged, declined: {}) are not those of its cases "
+          "({}): the file was cut or edited; rerun that shard",
           name, key.first, key.second, fmt::join(said, ", "), fmt::join(found, ", ")));
   }
   if (report.complete && static_cast<int64_t>(held.size()) != held_cases(report))

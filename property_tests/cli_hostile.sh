@@ -110,6 +110,12 @@ jq '.cases |= map(select(.index != 0)) | .rows |= map(.passed -= 1)' s1.json >s1
 refused "merge a verify shard cut with its totals edited to match" merge s1.cut2.json s2.json --out cut.json
 jq '.rows[0].passed += 2' s1.json >s1.totals.json
 refused "merge a verify shard whose totals were edited" merge s1.totals.json s2.json --out cut.json
+# (issue 40) The same number of cases, ended otherwise: its row says passed where its case says incorrect.
+jq '(.cases[] | select(.index == 0 and .implementation == "fused_host")).outcome = "incorrect"' s1.json >s1.outcome.json
+check "the edited shard has an incorrect case under a row of passes" \
+  test "$(jq '[.cases[] | select(.outcome == "incorrect")] | length' s1.outcome.json)" -eq 1
+refused "merge a verify shard whose row says passed where its case says incorrect" merge s1.outcome.json s2.json \
+  --out cut.json
 "$fb" bench "${fast[@]}" --config "[$one, ${one/tiny/tiny2}]" --shard 1/2 --out b1 >/dev/null 2>&1
 "$fb" bench "${fast[@]}" --config "[$one, ${one/tiny/tiny2}]" --shard 2/2 --out b2 >/dev/null 2>&1
 "$fb" merge b1 b2 --out bench-whole.json >/dev/null 2>&1; rc=$?
