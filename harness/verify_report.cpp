@@ -287,6 +287,19 @@ int print_verdict(const verify_report& report, std::ostream& out) {
       ++all_declined;
     }
   if (all_declined > 0) return 1;
+  // A plug-in the run was asked to judge that judged nothing (registered for another device or model
+  // only) was skipped, not passed.
+  int unjudged_plugins = 0;
+  for (const std::string& name : report.plugins) {
+    int judged = 0;
+    for (const auto& [key, r] : report.rows)
+      if (key.second == name) judged += r.judged();
+    if (judged == 0) {
+      fmt::print(out, "verify: {} judged nothing in this run\n", name);
+      ++unjudged_plugins;
+    }
+  }
+  if (unjudged_plugins > 0) return 1;
   return t.incorrect + t.failed == 0 && t.not_judged == 0 ? 0 : 1;
 }
 
@@ -338,6 +351,7 @@ json verify_report_to_json(const verify_report& report) {
                       {"declined", t.declined},
                       {"not_judged", t.not_judged}}},
           {"notes", report.notes},
+          {"plugins", report.plugins},
           {"rows", rows},
           {"cases", cases}};
 }
@@ -382,6 +396,15 @@ verify_report verify_report_from_json(const json& doc, const std::string& source
   for (const json& n : notes) {
     if (!n.is_string()) r.fail("field notes holds a non-string");
     report.notes.push_back(n.get<std::string>());
+  }
+  // Files written before issue 40 have no field: no plug-in was recorded.
+  if (doc.contains("plugins")) {
+    const json& plugins = doc.at("plugins");
+    if (!plugins.is_array()) r.fail("field plugins is not an array");
+    for (const json& n : plugins) {
+      if (!n.is_string()) r.fail("field plugins holds a non-string");
+      report.plugins.push_back(n.get<std::string>());
+    }
   }
 
   const json& rows = r.field(doc, "", "rows");
@@ -516,6 +539,10 @@ verify_report merge_verify_reports(const std::vector<std::pair<std::string, veri
   (void)agreed_value("atol", values([](const verify_report& r) { return r.atol; }), names, false, same_run);
   (void)agreed_value("rtol", values([](const verify_report& r) { return r.rtol; }), names, false, same_run);
   (void)agreed_value("fp64_rule", values([](const verify_report& r) { return r.fp64_rule; }), names, false, same_run);
+  // A shard without a plug-in would merge into a run that seems to have judged it everywhere.
+  const auto plugin_set = [](const verify_report& r) { return fmt::format("[{}]", fmt::join(r.plugins, ", ")); };
+  (void)agreed_value("plugins", values(plugin_set), names, false,
+                     "; the shards of one run load the same plug-ins (--plugin, FUSEBENCH_PLUGINS)");
 
   verify_report out;
   out.device = agreed_value("device", values([](const verify_report& r) { return r.device; }), names,
@@ -526,6 +553,7 @@ verify_report merge_verify_reports(const std::vector<std::pair<std::string, veri
   out.atol = first.atol;
   out.rtol = first.rtol;
   out.fp64_rule = first.fp64_rule;
+  out.plugins = first.plugins;
   out.scope = first.scope;
   out.shard = rules.target;
 
