@@ -92,6 +92,34 @@ unchanged "merge --out s1" v.json v.copy.json
 refused "merge --out X --junit X" merge v.json --out m.json --junit m.json
 refused "merge DIR --gbench DIR/results.json" merge run --out m.json --gbench run/results.json
 unchanged "merge --gbench into an input" run/results.json run.copy.json
+# (issue 40) By canonical path: a plug-in library (--plugin or FUSEBENCH_PLUGINS), bench's --config
+# inside its --out, a bench shard's gbench.json under merge --gbench. Refused before anything is loaded.
+head -c 512 /dev/urandom >lib.so
+cp lib.so lib.copy.so
+ln -sf lib.so link.so
+refused "verify --plugin ./lib.so --json lib.so" verify --device cpu --model 44 --cases 1 --plugin ./lib.so --json lib.so
+refused "verify --plugin link.so --junit lib.so (a symlink)" verify --device cpu --model 44 --cases 1 --plugin link.so \
+  --junit lib.so
+e=$(FUSEBENCH_PLUGINS="$tmp/lib.so" timeout 60 "$fb" verify --device cpu --model 44 --cases 1 --json ./lib.so 2>&1 >/dev/null)
+rc=$?
+check "FUSEBENCH_PLUGINS=LIB verify --json LIB: exits 2 (got $rc), one line: $e" test "$rc" -eq 2 -a "$(wc -l <<<"$e")" -eq 1
+mkdir -p D2
+cp lib.so D2/results.json
+refused "bench --plugin D2/results.json --out D2" bench "${fast[@]}" --config "$one" --plugin D2/results.json --out D2
+unchanged "the plug-in library" lib.so lib.copy.so
+unchanged "the plug-in library in --out" D2/results.json lib.copy.so
+mkdir -p D
+printf '%s\n' "$one" >D/results.json
+cp D/results.json D.copy.json
+refused "bench --config D/results.json --out D" bench "${fast[@]}" --config D/results.json --out D
+refused "bench --config ./D/results.json --out D/" bench "${fast[@]}" --config ./D/results.json --out D/
+unchanged "bench --config D/results.json --out D" D/results.json D.copy.json
+check "nothing written into D" test ! -e D/gbench.json -a ! -e D/results.partial.json
+cp run/gbench.json run.gbench.copy.json
+refused "merge DIR --gbench DIR/gbench.json" merge run --out m.json --gbench run/gbench.json
+refused "merge DIR/results.json --gbench ./DIR/gbench.json" merge run/results.json --out m.json --gbench ./run/gbench.json
+unchanged "merge --gbench onto a shard's gbench.json" run/gbench.json run.gbench.copy.json
+check "and no merged file" test ! -e m.json
 mkdir -p rep/charts
 cp run/results.json rep/charts/results.json
 refused "report OUT/charts/results.json --out OUT" report rep/charts/results.json --out rep
