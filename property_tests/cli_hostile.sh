@@ -97,15 +97,22 @@ unchanged "merge --gbench into an input" run/results.json run.copy.json
 head -c 512 /dev/urandom >lib.so
 cp lib.so lib.copy.so
 ln -sf lib.so link.so
-refused "verify --plugin ./lib.so --json lib.so" verify --device cpu --model 44 --cases 1 --plugin ./lib.so --json lib.so
-refused "verify --plugin link.so --junit lib.so (a symlink)" verify --device cpu --model 44 --cases 1 --plugin link.so \
+# (lib.so is no library: the refusal must be the clash, said before loading it is even tried.)
+clash() {  # clash NAME ARGS...: refused, and for the output clash
+  local name="$1"; shift
+  refused "$name" "$@"
+  check "$name: refused as a clash" grep -q "would be overwritten" <<<"$(timeout 60 "$fb" "$@" 2>&1 >/dev/null)"
+}
+clash "verify --plugin ./lib.so --json lib.so" verify --device cpu --model 44 --cases 1 --plugin ./lib.so --json lib.so
+clash "verify --plugin link.so --junit lib.so (a symlink)" verify --device cpu --model 44 --cases 1 --plugin link.so \
   --junit lib.so
 e=$(FUSEBENCH_PLUGINS="$tmp/lib.so" timeout 60 "$fb" verify --device cpu --model 44 --cases 1 --json ./lib.so 2>&1 >/dev/null)
 rc=$?
 check "FUSEBENCH_PLUGINS=LIB verify --json LIB: exits 2 (got $rc), one line: $e" test "$rc" -eq 2 -a "$(wc -l <<<"$e")" -eq 1
+check "FUSEBENCH_PLUGINS=LIB verify --json LIB: refused as a clash" grep -q "would be overwritten" <<<"$e"
 mkdir -p D2
 cp lib.so D2/results.json
-refused "bench --plugin D2/results.json --out D2" bench "${fast[@]}" --config "$one" --plugin D2/results.json --out D2
+clash "bench --plugin D2/results.json --out D2" bench "${fast[@]}" --config "$one" --plugin D2/results.json --out D2
 unchanged "the plug-in library" lib.so lib.copy.so
 unchanged "the plug-in library in --out" D2/results.json lib.copy.so
 mkdir -p D
