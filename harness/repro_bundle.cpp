@@ -8,6 +8,8 @@
 #include <algorithm>
 
 #include "harness/format/seed_json.h"
+#include "harness/format/shell_quote.h"
+#include "harness/plugin/plugin_loader.h"
 
 #include <filesystem>
 #include <fstream>
@@ -51,7 +53,9 @@ std::string save_repro_bundle(const repro_bundle& b, const std::string& dir) {
 
   json mismatches = json::array();
   for (mismatch m : b.verdict.mismatches) mismatches.push_back(std::string(to_string(m)));
-  const std::string replay = "fusebench verify --config " + (root / "config.json").string();
+  const bool external = b.implementation.rfind(plugin::name_prefix, 0) == 0;
+  const std::string replay = "fusebench verify --config " + format::shell_quoted((root / "config.json").string()) +
+                             (external ? plugin::plugin_arguments() : std::string());
   json cfg = {{bundle_marker, bundle_version},
               {"model", b.model_id},
               {"implementation", b.implementation},

@@ -287,6 +287,19 @@ int print_verdict(const verify_report& report, std::ostream& out) {
       ++all_declined;
     }
   if (all_declined > 0) return 1;
+  // A plug-in the run was asked to judge that judged nothing (registered for another device or model
+  // only) was skipped, not passed.
+  int unjudged_plugins = 0;
+  for (const std::string& name : report.plugins) {
+    int judged = 0;
+    for (const auto& [key, r] : report.rows)
+      if (key.second == name) judged += r.judged();
+    if (judged == 0) {
+      fmt::print(out, "verify: {} judged nothing in this run\n", name);
+      ++unjudged_plugins;
+    }
+  }
+  if (unjudged_plugins > 0) return 1;
   return t.incorrect + t.failed == 0 && t.not_judged == 0 ? 0 : 1;
 }
 
@@ -338,6 +351,7 @@ json verify_report_to_json(const verify_report& report) {
                       {"declined", t.declined},
                       {"not_judged", t.not_judged}}},
           {"notes", report.notes},
+          {"plugins", report.plugins},
           {"rows", rows},
           {"cases", cases}};
 }
@@ -382,6 +396,15 @@ verify_report verify_report_from_json(const json& doc, const std::string& source
   for (const json& n : notes) {
     if (!n.is_string()) r.fail("field notes holds a non-string");
     report.notes.push_back(n.get<std::string>());
+  }
+  // Files written before issue 40 have no field: no plug-in was recorded.
+  if (doc.contains("plugins")) {
+    const json& plugins = doc.at("plugins");
+    if (!plugins.is_array()) r.fail("field plugins is not an array");
+    for (const json& n : plugins) {
+      if (!n.is_string()) r.fail("field plugins holds a non-string");
+      report.plugins.push_back(n.get<std::string>());
+    }
   }
 
   const json& rows = r.field(doc, "", "rows");
@@ -457,23 +480,28 @@ void require_counts_match_cases(const std::string& name, const verify_report& re
       case outcome::passed: ++row.passed; break;
       case outcome::incorrect: ++row.incorrect; break;
       case outcome::failed: ++row.failed; break;
+      case outcome::declined: row.declined += 1; break;
       default: row.not_judged += 1; break;  // as verify_report::add counts it
     }
     held.emplace(c.model, c.index);
   }
-  const auto counts = [](const verify_row& r) { return std::array{r.passed, r.incorrect, r.failed, r.not_judged}; };
+  // How the cases ended, not only how many there are: a row that says passed where its case says
+  // incorrect would otherwise merge green.
+  const auto counts = [](const verify_row& r) {
+    return std::array{r.passed, r.incorrect, r.failed, r.not_judged, r.declined};
+  };
   std::set<std::pair<std::string, std::string>> keys;
   for (const auto& [key, row] : report.rows) keys.insert(key);
   for (const auto& [key, row] : recounted) keys.insert(key);
   for (const auto& key : keys) {
     const auto row = report.rows.find(key);
     const auto cases = recounted.find(key);
-    const std::array<int, 4> said = row == report.rows.end() ? std::array<int, 4>{} : counts(row->second);
-    const std::array<int, 4> found = cases == recounted.end() ? std::array<int, 4>{} : counts(cases->second);
+    const std::array<int, 5> said = row == report.rows.end() ? std::array<int, 5>{} : counts(row->second);
+    const std::array<int, 5> found = cases == recounted.end() ? std::array<int, 5>{} : counts(cases->second);
     if (said != found)
       throw merge_error(fmt::format(
-          "{}: the totals of {}/{} (passed, incorrect, failed, not judged: {}) are not those of its cases ({}): the "
-          "file was cut or edited; rerun that shard",
+          "{}: the totals of {}/{} (passed, incorrect, failed, not judged, declined: {}) are not those of its cases "
+          "({}): the file was cut or edited; rerun that shard",
           name, key.first, key.second, fmt::join(said, ", "), fmt::join(found, ", ")));
   }
   if (report.complete && static_cast<int64_t>(held.size()) != held_cases(report))
@@ -511,6 +539,10 @@ verify_report merge_verify_reports(const std::vector<std::pair<std::string, veri
   (void)agreed_value("atol", values([](const verify_report& r) { return r.atol; }), names, false, same_run);
   (void)agreed_value("rtol", values([](const verify_report& r) { return r.rtol; }), names, false, same_run);
   (void)agreed_value("fp64_rule", values([](const verify_report& r) { return r.fp64_rule; }), names, false, same_run);
+  // A shard without a plug-in would merge into a run that seems to have judged it everywhere.
+  const auto plugin_set = [](const verify_report& r) { return fmt::format("[{}]", fmt::join(r.plugins, ", ")); };
+  (void)agreed_value("plugins", values(plugin_set), names, false,
+                     "; the shards of one run load the same plug-ins (--plugin, FUSEBENCH_PLUGINS)");
 
   verify_report out;
   out.device = agreed_value("device", values([](const verify_report& r) { return r.device; }), names,
@@ -521,6 +553,7 @@ verify_report merge_verify_reports(const std::vector<std::pair<std::string, veri
   out.atol = first.atol;
   out.rtol = first.rtol;
   out.fp64_rule = first.fp64_rule;
+  out.plugins = first.plugins;
   out.scope = first.scope;
   out.shard = rules.target;
 

@@ -75,6 +75,9 @@ struct verify_report {
   std::map<std::pair<std::string, std::string>, verify_row> rows;  ///< keyed by (model, implementation)
   std::vector<verify_case_record> cases;
   std::vector<std::string> notes;  ///< what was not checked and why (printed, and in the JSON)
+  /// The plug-ins' implementations the run was asked to judge ("plugin:<name>", sorted, each once):
+  /// shards of one run load the same ones, and a run where one of them judged nothing fails.
+  std::vector<std::string> plugins;
 
   /// Adds a case to its row and to `cases`.
   void add(const verify_case_record& record, const check_result& r, const std::string& checked_against);
@@ -98,7 +101,8 @@ void print_verify_table(const verify_report& report, std::ostream& out, bool wid
 [[nodiscard]] int64_t held_cases(const verify_report& report);
 /// The closing verdict line where the table's summary does not say it all, and the exit status of a
 /// run that produced this report: 0 every case passed (or its shard holds no case at all), 1 a case
-/// failed or was not judged, nothing was judged, or the report is incomplete.
+/// failed or was not judged, nothing was judged, a plug-in of `plugins` judged nothing, or the report is
+/// incomplete.
 [[nodiscard]] int print_verdict(const verify_report& report, std::ostream& out);
 /// `--json FILE`: schema "fusebench-verify", version 2 (version 1 had no git_commit, fp64_rule, scope,
 /// shard, complete, incomplete_reason, nor the cases' case_seed, inputs and params).

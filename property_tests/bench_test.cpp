@@ -7,6 +7,7 @@
 #include <csignal>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "harness/process/interrupt.h"
@@ -154,6 +155,49 @@ TEST(bench, a_time_below_the_floor_is_flagged_impossible) {
   ASSERT_TRUE(fused.floor.has_value());
   EXPECT_TRUE(fused.floor->impossible);
   EXPECT_NE(log.str().find("IMPOSSIBLE: convt2d_mul_gap/tiny/fused_host"), std::string::npos) << log.str();
+}
+
+TEST(bench, each_models_floor_divides_by_the_peak_of_the_unit_its_fused_work_names) {
+  // On a GPU the FP32 and fp64 MMA peaks are close, so a floor divided by the wrong one looks right
+  // there (issue 40). Pinned here a million apart, with a bandwidth that makes the memory time
+  // vanish: each floor is flops / peak of its unit, and nothing else is.
+  std::vector<const model_entry*> models;
+  for (const model_entry& m : all_models()) models.push_back(&m);
+  const std::vector<bench::bench_point> points = bench::plan_sweep(models, "quick", true);
+  std::ostringstream log;
+  bench::bench_settings settings;
+  settings.device = device_kind::cpu;
+  settings.out_dir = fresh_dir("bench_floor_units");
+  settings.policy.min_samples = 3;
+  settings.policy.time_cap = 0.02;
+  settings.warmup_calls = 1;
+  settings.progress_out = &log;
+  bench::device_calibration calibration;
+  calibration.bandwidth = 1e30;      // bytes / bandwidth ~ 0: the compute time decides every floor
+  calibration.fp32_peak = 1e3;       // [FLOP/s]
+  calibration.fp64_mma_peak = 1e9;   // [FLOP/s]
+  settings.calibration = calibration;
+  (void)bench::run_bench(points, settings);
+  const results_file r = load_results(settings.out_dir / "results.json");
+  std::set<std::string> units_seen;
+  for (const bench::bench_point& p : points) {
+    ASSERT_TRUE(p.model->fused_work) << p.model->id;
+    const work_estimate work = p.model->fused_work(p.model->parse(p.config));
+    const double peak = work.unit == arithmetic_unit::fp64_mma ? calibration.fp64_mma_peak : calibration.fp32_peak;
+    int floored = 0;
+    for (const case_result& c : r.cases) {
+      if (c.model != p.model->id || c.implementation.rfind("fused", 0) != 0) continue;
+      ASSERT_TRUE(c.floor.has_value()) << c.model << " " << c.implementation << ": " << c.message;
+      EXPECT_EQ(c.floor->flop_unit, arithmetic_unit_name(work.unit)) << c.model;
+      EXPECT_DOUBLE_EQ(c.floor->flops, work.flops) << c.model;
+      EXPECT_NEAR(c.floor->floor_seconds, work.flops / peak, 1e-9 * work.flops / peak) << c.model << " " << c.implementation;
+      ++floored;
+    }
+    EXPECT_GE(floored, 1) << p.model->id << ": no fused case with a floor\n" << log.str();
+    units_seen.insert(arithmetic_unit_name(work.unit));
+  }
+  // Both units are exercised: a model on each (#34 on the fp64 MMA, the others on fp32 FMAs).
+  EXPECT_EQ(units_seen, (std::set<std::string>{"fp32_fma", "fp64_mma"}));
 }
 
 TEST(bench, quick_sweep_on_cpu_is_small_and_valid) {

@@ -92,6 +92,41 @@ unchanged "merge --out s1" v.json v.copy.json
 refused "merge --out X --junit X" merge v.json --out m.json --junit m.json
 refused "merge DIR --gbench DIR/results.json" merge run --out m.json --gbench run/results.json
 unchanged "merge --gbench into an input" run/results.json run.copy.json
+# (issue 40) By canonical path: a plug-in library (--plugin or FUSEBENCH_PLUGINS), bench's --config
+# inside its --out, a bench shard's gbench.json under merge --gbench. Refused before anything is loaded.
+head -c 512 /dev/urandom >lib.so
+cp lib.so lib.copy.so
+ln -sf lib.so link.so
+# (lib.so is no library: the refusal must be the clash, said before loading it is even tried.)
+clash() {  # clash NAME ARGS...: refused, and for the output clash
+  local name="$1"; shift
+  refused "$name" "$@"
+  check "$name: refused as a clash" grep -q "would be overwritten" <<<"$(timeout 60 "$fb" "$@" 2>&1 >/dev/null)"
+}
+clash "verify --plugin ./lib.so --json lib.so" verify --device cpu --model 44 --cases 1 --plugin ./lib.so --json lib.so
+clash "verify --plugin link.so --junit lib.so (a symlink)" verify --device cpu --model 44 --cases 1 --plugin link.so \
+  --junit lib.so
+e=$(FUSEBENCH_PLUGINS="$tmp/lib.so" timeout 60 "$fb" verify --device cpu --model 44 --cases 1 --json ./lib.so 2>&1 >/dev/null)
+rc=$?
+check "FUSEBENCH_PLUGINS=LIB verify --json LIB: exits 2 (got $rc), one line: $e" test "$rc" -eq 2 -a "$(wc -l <<<"$e")" -eq 1
+check "FUSEBENCH_PLUGINS=LIB verify --json LIB: refused as a clash" grep -q "would be overwritten" <<<"$e"
+mkdir -p D2
+cp lib.so D2/results.json
+clash "bench --plugin D2/results.json --out D2" bench "${fast[@]}" --config "$one" --plugin D2/results.json --out D2
+unchanged "the plug-in library" lib.so lib.copy.so
+unchanged "the plug-in library in --out" D2/results.json lib.copy.so
+mkdir -p D
+printf '%s\n' "$one" >D/results.json
+cp D/results.json D.copy.json
+refused "bench --config D/results.json --out D" bench "${fast[@]}" --config D/results.json --out D
+refused "bench --config ./D/results.json --out D/" bench "${fast[@]}" --config ./D/results.json --out D/
+unchanged "bench --config D/results.json --out D" D/results.json D.copy.json
+check "nothing written into D" test ! -e D/gbench.json -a ! -e D/results.partial.json
+cp run/gbench.json run.gbench.copy.json
+refused "merge DIR --gbench DIR/gbench.json" merge run --out m.json --gbench run/gbench.json
+refused "merge DIR/results.json --gbench ./DIR/gbench.json" merge run/results.json --out m.json --gbench ./run/gbench.json
+unchanged "merge --gbench onto a shard's gbench.json" run/gbench.json run.gbench.copy.json
+check "and no merged file" test ! -e m.json
 mkdir -p rep/charts
 cp run/results.json rep/charts/results.json
 refused "report OUT/charts/results.json --out OUT" report rep/charts/results.json --out rep
@@ -110,6 +145,12 @@ jq '.cases |= map(select(.index != 0)) | .rows |= map(.passed -= 1)' s1.json >s1
 refused "merge a verify shard cut with its totals edited to match" merge s1.cut2.json s2.json --out cut.json
 jq '.rows[0].passed += 2' s1.json >s1.totals.json
 refused "merge a verify shard whose totals were edited" merge s1.totals.json s2.json --out cut.json
+# (issue 40) The same number of cases, ended otherwise: its row says passed where its case says incorrect.
+jq '(.cases[] | select(.index == 0 and .implementation == "fused_host")).outcome = "incorrect"' s1.json >s1.outcome.json
+check "the edited shard has an incorrect case under a row of passes" \
+  test "$(jq '[.cases[] | select(.outcome == "incorrect")] | length' s1.outcome.json)" -eq 1
+refused "merge a verify shard whose row says passed where its case says incorrect" merge s1.outcome.json s2.json \
+  --out cut.json
 "$fb" bench "${fast[@]}" --config "[$one, ${one/tiny/tiny2}]" --shard 1/2 --out b1 >/dev/null 2>&1
 "$fb" bench "${fast[@]}" --config "[$one, ${one/tiny/tiny2}]" --shard 2/2 --out b2 >/dev/null 2>&1
 "$fb" merge b1 b2 --out bench-whole.json >/dev/null 2>&1; rc=$?

@@ -387,6 +387,29 @@ TEST(ReferenceSemantics, TheReferenceMatchesTheOracleAndAPlantedMistakeDoesNot) 
   EXPECT_TRUE(r.has(mismatch::values)) << r.message;
 }
 
+TEST(ReferenceSemantics, AMisuseOfSmallEffectFailsAt1e9ThatA1e5ToleranceWouldPass) {
+  // The semantics check's tolerance is 1e-9, not the candidates' 1e-5: a reference misuse far below
+  // fp32 rounding (here the conv bias scaled by 1 + 1e-7, as a parameter read in the wrong precision
+  // or rescaled by mistake would be) still fails it; at 1e-5 it would pass (issue 40).
+  const fb::model_entry& m = plain_model();
+  const model_case c = fb::gen::make_case(m, small_recipe(m, 7));
+  EXPECT_EQ(fb::check_reference_semantics(m, c, fb::device_kind::cpu).result, fb::outcome::passed);
+  fb::model_entry wrong = m;
+  wrong.reference = [right = m.reference](const fb::parsed_config& parsed, const fb::tensor_map& p, const at::Tensor& x) {
+    fb::tensor_map scaled = p;
+    scaled["conv_transpose.bias"] = p.at("conv_transpose.bias").to(at::kDouble) * (1.0 + 1e-7);
+    return right(parsed, scaled, x);
+  };
+  // The misuse is small: within 1e-5 of the oracle everywhere, but not within 1e-9.
+  const fb::ref::forward_result oracle = m.oracle(c.config, c.params, c.input);
+  const at::Tensor got = wrong.reference(c.config, c.params, c.input.to(at::kDouble)).output;
+  EXPECT_EQ(fb::compare_values(got, oracle.output, 1e-5, 1e-5).violations, 0);
+  EXPECT_GT(fb::compare_values(got, oracle.output, 1e-9, 1e-9).violations, 0);
+  const check_result r = fb::check_reference_semantics(wrong, c, fb::device_kind::cpu);
+  EXPECT_EQ(r.result, fb::outcome::incorrect) << r.message;
+  EXPECT_TRUE(r.has(mismatch::values)) << r.message;
+}
+
 TEST(ReproBundle, HoldsOutputExpectedFp64AndBuffersAndReplaysFromItsTensors) {
   const fb::model_entry& m = batch_norm_model();
   fb::gen::case_recipe recipe = small_recipe(m, 5);

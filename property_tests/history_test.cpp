@@ -13,6 +13,8 @@
 #include "harness/history/history_writers.h"
 #include "harness/results/results.h"
 #include "harness/stats/change_points.h"
+#include "harness/stats/mann_whitney.h"
+#include "harness/stats/summary.h"
 
 namespace {
 
@@ -108,6 +110,34 @@ TEST(change_points, a_single_run_level_at_either_end_is_a_step) {
     EXPECT_EQ(steps[0].index, 1u);
     EXPECT_EQ(steps[1].index, 7u);
   }
+}
+
+TEST(change_points, a_large_noisy_wobble_is_no_step) {
+  // Bimodal timings (a clock that flips between 1 ms and 2 ms): the later runs have one sample more
+  // in the slow mode, which moves the pooled median by a third, far above the minimum effect, while
+  // the samples say nothing (p near 0.6). Only the p-value can keep it from being a step (issue 40:
+  // `p < 1 - alpha` in place of `p < alpha` passed every other test).
+  const auto bimodal_run = [](int fast, int slow, int run) {
+    std::vector<double> samples;
+    for (int i = 0; i < fast; ++i) samples.push_back(1e-3 * (1.0 + 1e-3 * i + 1e-5 * run));
+    for (int i = 0; i < slow; ++i) samples.push_back(1e-3 * (2.0 + 1e-3 * i + 1e-5 * run));
+    return samples;
+  };
+  std::vector<std::vector<double>> runs;
+  for (int run = 0; run < 3; ++run) runs.push_back(bimodal_run(10, 10, run));
+  for (int run = 3; run < 6; ++run) runs.push_back(bimodal_run(9, 11, run));
+  std::vector<double> before, after;
+  for (int run = 0; run < 6; ++run) {
+    std::vector<double>& side = run < 3 ? before : after;
+    side.insert(side.end(), runs[run].begin(), runs[run].end());
+  }
+  const double ratio = stats::median(after) / stats::median(before);
+  const double p = stats::mann_whitney_u(before, after).p_value;
+  const stats::change_point_settings settings;
+  ASSERT_GT(ratio, 1.0 + 5 * settings.min_effect) << "the wobble is large";
+  ASSERT_GT(p, 0.3) << "and pure noise";
+  ASSERT_LT(p, 1.0 - 10 * settings.alpha) << "a p-value a reversed test would accept";
+  EXPECT_TRUE(stats::find_change_points(runs, settings).empty());
 }
 
 TEST(change_points, slow_outlier_repetitions_make_no_step) {

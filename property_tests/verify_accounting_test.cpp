@@ -168,6 +168,36 @@ TEST(verify_accounting, json_and_junit_show_a_case_not_judged_as_skipped) {
       << xml;
 }
 
+TEST(verify_accounting, junit_shows_a_declined_case_as_skipped_never_as_a_green_testcase) {
+  // A plug-in's declined case (issue 40): CI reads a testcase without <skipped/> as passed.
+  verify_report r = empty_run(3);
+  add_case(r, 0, outcome::passed);
+  add_case(r, 1, outcome::declined);
+  add_case(r, 2, outcome::declined);
+  std::ostringstream junit;
+  write_junit(r, junit);
+  const std::string xml = junit.str();
+  EXPECT_NE(xml.find("<testsuites name=\"fusebench verify\" tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"2\""),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<testsuite name=\"convt2d_mul_gap\" tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"2\""),
+            std::string::npos)
+      << xml;
+  for (const char* name : {"/case 1\"", "/case 2\""}) {
+    const std::size_t at = xml.find(name);
+    ASSERT_NE(at, std::string::npos) << xml;
+    const std::size_t end = xml.find("</testcase>", at);
+    ASSERT_NE(end, std::string::npos) << xml;
+    EXPECT_NE(xml.substr(at, end - at).find("<skipped message=\"declined planted\"/>"), std::string::npos)
+        << name << " is written as a passed testcase:\n"
+        << xml;
+  }
+  // The passed case stays a plain testcase.
+  const std::size_t passed = xml.find("/case 0\"");
+  ASSERT_NE(passed, std::string::npos) << xml;
+  EXPECT_EQ(xml.substr(passed, xml.find("</testcase>", passed) - passed).find("<skipped"), std::string::npos) << xml;
+}
+
 // Issue 25, finding 9: the default table is aligned, fits 120 columns and has a legend; its count
 // says cases (a case checked for two implementations is one case, two verdicts).
 TEST(verify_table, the_default_table_fits_120_columns_and_counts_cases_not_rows) {

@@ -59,6 +59,7 @@ std::vector<std::string> shard_arguments(const bench_options& opt, device_kind d
   else args.insert(args.end(), {"--config", opt.config});
   for (const std::string& p : plugin::loaded_plugins()) args.insert(args.end(), {"--plugin", p});
   if (!opt.isolate) args.push_back("--no-isolate");
+  args.push_back(fmt::format("--case-timeout={}", opt.case_timeout));
   fan_out::append_models(args, opt.models);
   return args;
 }
@@ -196,6 +197,7 @@ int run_command(const command_options& opt) {
   settings.shard = to_string(shard);
   settings.plan_digest = digest;
   settings.isolate_plugins = opt.isolate && !plugin::loaded_plugins().empty();
+  settings.case_timeout = opt.case_timeout;
   const interrupt_guard on_interrupt;  // Ctrl-C stops after the current sample, file marked incomplete
   const bench_summary summary = run_bench(points, settings);
   std::cout << '\n';

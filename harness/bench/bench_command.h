@@ -34,6 +34,7 @@ struct command_options {
   std::string devices;                 ///< "all", "0,1", "cpu,cpu": one shard process per device, merged
   std::vector<std::string> plugins;    ///< --plugin: outside implementations (harness/plugin/plugin_loader.h)
   bool isolate = true;                 ///< --isolate: a plug-in's verification of each config in a child first
+  int case_timeout = 300;              ///< --case-timeout: that child's time limit [seconds]
 };
 
 /// Runs bench as `opt` says; returns its exit status (harness/exit_status.h; 128 + the signal when

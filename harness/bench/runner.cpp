@@ -16,6 +16,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -25,7 +26,10 @@
 #include "harness/bench/timed_call.h"
 #include "harness/device.h"
 #include "harness/case_recipe.h"
+#include "harness/detail/remove_tree.h"
+#include "harness/exit_status.h"
 #include "harness/fan_out/fan_out.h"
+#include "harness/format/shell_quote.h"
 #include "harness/plugin/plugin_loader.h"
 #include "harness/registry.h"
 #include "harness/resources.h"
@@ -314,9 +318,11 @@ gen::case_recipe verification_recipe(const case_plan& plan, const bench_settings
 
 /// --isolate: an outside plug-in's verification of this config runs first in a child process, on
 /// verify_fused's own case (`fusebench verify --config ... --case-seed ... --only plugin:<name>`). A
-/// child that dies of a signal makes the row failed, "crashed (signal N)" with the command that
-/// replays it, and the plug-in is neither verified nor timed here; false then. (A crash that only
-/// repeated timed calls provoke is not caught this way: it ends the bench.)
+/// child that ends without writing its verdict (its --json) makes the row failed, with the command
+/// that replays it: "crashed (signal N)", "exited (status N)" (a plug-in that calls exit()) or "timed
+/// out" (past --case-timeout it is killed); the plug-in is then neither verified nor timed here, and
+/// false is returned. (A crash that only repeated timed calls provoke is not caught this way: it ends
+/// the bench.)
 bool survives_isolated_verification(const case_plan& plan, const bench_settings& settings,
                                     const implementation& impl, case_result& row) {
   if (!settings.isolate_plugins || !impl.external) return true;
@@ -342,15 +348,44 @@ bool survives_isolated_verification(const case_plan& plan, const bench_settings&
   if (!settings.checks.fp64_rule) args.push_back("--strict-fp32");
   for (const std::string& p : plugin::loaded_plugins()) args.insert(args.end(), {"--plugin", p});
   args.push_back("--no-isolate");
+  std::string repro = "fusebench";
+  for (const std::string& a : args) repro += " " + format::shell_quoted(a);
+  const std::string scratch =
+      fan_out::make_scratch_folder(std::filesystem::temp_directory_path().string(), "fusebench-isolate-");
+  const std::string verdict_path = (std::filesystem::path(scratch) / "verdict.json").string();
+  args.insert(args.end(), {"--json", verdict_path});
   const fan_out::shard_process process{fan_out::own_device_slot(impl.name, settings.device), shard_spec{}, args};
   const std::function<int()> stop = settings.stop_signal ? settings.stop_signal : std::function<int()>([] { return 0; });
+  const auto started = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> stop_at;
+  bool timed_out = false;
+  const auto overdue = [&](std::size_t) {  // the time limit; a child that ignores a stop passed on, 5 s later
+    const auto now = std::chrono::steady_clock::now();
+    if (stop() != 0) {
+      if (!stop_at) stop_at = now;
+      return now - *stop_at > std::chrono::seconds(5);
+    }
+    timed_out = now - started > std::chrono::seconds(settings.case_timeout);
+    return timed_out;
+  };
   const fan_out::shard_exit exit =
-      fan_out::run_shard_processes({process}, [](std::size_t, const std::string&) { return true; }, stop).front();
-  if (exit.signal == 0) return true;
-  std::string repro = "fusebench";
-  for (const std::string& a : args) repro += " " + (a.find_first_of(" {\"") == std::string::npos ? a : "'" + a + "'");
+      fan_out::run_shard_processes({process}, [](std::size_t, const std::string&) { return true; }, stop, overdue)
+          .front();
+  bool verdict = false;  // the child wrote its case's verdict: it returned, whatever the verdict says
+  try {
+    std::ifstream in(verdict_path);
+    verdict = in.good() && !json::parse(in).at("cases").empty();
+  } catch (const json::exception&) {
+  }
+  fb::detail::remove_tree(scratch);
+  if (const int signal = stop(); signal != 0) throw run_interrupted(signal);  // the case unfinished: not recorded
+  if (verdict && exit.signal == 0 && (exit.exit_code == exit_ok || exit.exit_code == exit_failure)) return true;
   row.outcome = outcome::failed;
-  row.message = fan_out::crash_message(exit.signal) + " verifying it in an isolated process; repro: " + repro;
+  const std::string how = timed_out ? fmt::format("timed out (no verdict within {} s; the isolated process was killed, "
+                                                  "--case-timeout)", settings.case_timeout)
+                          : exit.signal != 0 ? fan_out::crash_message(exit.signal)
+                                             : fmt::format("exited (status {})", exit.exit_code);
+  row.message = how + " verifying it in an isolated process; repro: " + repro;
   return false;
 }
 

@@ -79,6 +79,7 @@ struct bench_settings {
   /// --isolate with plug-ins: each plug-in's verification of a config runs first in a child process
   /// (`fusebench verify --config ... --only plugin:<name>`), so that a crash is that row's failure.
   bool isolate_plugins = false;
+  int case_timeout = 300;          ///< that child's time limit [seconds]: killed past it, the row failed "timed out"
   std::string sweep_name;          ///< recorded in the environment, e.g. "quick"
   std::string shard = "1/1";       ///< recorded in the environment: the part of the plan these points are
   std::string plan_digest;         ///< recorded in the environment: plan_digest of the whole plan

@@ -5,6 +5,7 @@
 
 #include "harness/bench/bench_command.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/output_paths.h"
 #include "harness/stats/mann_whitney.h"
 #include "reference/common.h"
 
@@ -67,13 +68,23 @@ void add_bench_command(CLI::App& app, command_action& run) {
       ->check(count_within(1, bench::max_min_samples))
       ->capture_default_str();
   cmd->add_flag("--no-cpu-scale", opt->no_cpu_scale, "On a CPU, time the sweep's configs at full size");
-  add_plugin_options(cmd, opt->plugins, opt->isolate);
+  add_plugin_options(cmd, opt->plugins, opt->isolate, opt->case_timeout);
   add_fan_out_options(cmd, opt->shard, opt->devices, "the plan's configs i (in plan order)",
                       "their timings disturb each other");
   cmd->footer(bench_examples);
   cmd->callback([opt, &run] {
     run = [opt] {
       try {
+        // --config's file and the plug-ins are read; results.json and gbench.json (or their .partial
+        // forms) are written into --out.
+        std::vector<path_role> inputs = plugin_inputs(opt->plugins);
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(opt->config, ec)) inputs.push_back({"--config", opt->config});
+        const std::filesystem::path out = opt->out;
+        refuse_clashing_paths(inputs, {{"--out's results.json", out / "results.json"},
+                                       {"--out's results.partial.json", out / "results.partial.json"},
+                                       {"--out's gbench.json", out / "gbench.json"},
+                                       {"--out's gbench.partial.json", out / "gbench.partial.json"}});
         return bench::run_command(*opt);
       } catch (const ref::config_error& e) {
         print_error(std::string("invalid config: ") + e.what());

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/cli/output_paths.h"
 #include "harness/exit_status.h"
 
 namespace fb::cli {
@@ -49,9 +50,14 @@ void add_history_command(CLI::App& app, command_action& run);
 void add_fan_out_options(CLI::App* cmd, std::string& shard, std::string& devices, const std::string& units,
                          const std::string& devices_note);
 
-/// `--plugin PATH` (repeatable; FUSEBENCH_PLUGINS adds more) and `--isolate/--no-isolate` of verify and
-/// bench: outside implementations (include/fusebench/plugin.h), judged and timed like the in-tree ones.
-void add_plugin_options(CLI::App* cmd, std::vector<std::string>& plugins, bool& isolate);
+/// `--plugin PATH` (repeatable; FUSEBENCH_PLUGINS adds more), `--isolate/--no-isolate` and
+/// `--case-timeout SECONDS` of verify and bench: outside implementations (include/fusebench/plugin.h),
+/// judged and timed like the in-tree ones, each isolated case within a time limit.
+void add_plugin_options(CLI::App* cmd, std::vector<std::string>& plugins, bool& isolate, int& case_timeout);
+
+/// The plug-in libraries a verify or bench run loads, as inputs of refuse_clashing_paths: each
+/// --plugin, then each of FUSEBENCH_PLUGINS (an output written over one would replace the code under test).
+[[nodiscard]] std::vector<path_role> plugin_inputs(const std::vector<std::string>& given);
 
 /// The candidate nearest to `word` by edit distance (insertions, deletions, substitutions and
 /// swaps of neighbours count 1 each), if it is close enough to be a plausible typo (at most a third

@@ -7,6 +7,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/format/seed_json.h"
+#include "harness/plugin/plugin_loader.h"
 
 namespace fb::cli {
 namespace {
@@ -62,7 +63,7 @@ std::string nearest_word(const std::string& word, const std::vector<std::string>
   return best_distance <= plausible ? best : std::string();
 }
 
-void add_plugin_options(CLI::App* cmd, std::vector<std::string>& plugins, bool& isolate) {
+void add_plugin_options(CLI::App* cmd, std::vector<std::string>& plugins, bool& isolate, int& case_timeout) {
   cmd->add_option("--plugin", plugins,
                   "A shared library of outside implementations (include/fusebench/plugin.h), shown as plugin:<name> "
                   "and judged like the in-tree ones; repeatable; FUSEBENCH_PLUGINS (':'-separated) adds more")
@@ -71,6 +72,20 @@ void add_plugin_options(CLI::App* cmd, std::vector<std::string>& plugins, bool& 
   cmd->add_flag("--isolate,!--no-isolate", isolate,
                 "Run the plug-ins' cases in a child process, so that a crash is recorded as that case's error and "
                 "the run goes on (default: on)");
+  cmd->add_option("--case-timeout", case_timeout,
+                  "Isolated plug-in cases: the time a child process has for each verdict [seconds, 1 to 86400]; past "
+                  "it the child is killed and the case fails as timed out")
+      ->check(count_within(1, 86400))
+      ->capture_default_str();
+}
+
+std::vector<path_role> plugin_inputs(const std::vector<std::string>& given) {
+  std::vector<path_role> inputs;
+  for (const std::string& p : plugin::plugin_paths(given)) {
+    const bool flag = std::find(given.begin(), given.end(), p) != given.end();
+    inputs.push_back({flag ? "--plugin" : "FUSEBENCH_PLUGINS", p});
+  }
+  return inputs;
 }
 
 void add_fan_out_options(CLI::App* cmd, std::string& shard, std::string& devices, const std::string& units,

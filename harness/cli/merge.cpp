@@ -149,7 +149,12 @@ int merge_verify(const merge_options& opt, const std::vector<std::pair<std::stri
 
 int run_merge(const merge_options& opt) {
   std::vector<path_role> inputs;
-  for (const std::string& arg : opt.inputs) inputs.push_back({"FILES", input_file(arg)});
+  for (const std::string& arg : opt.inputs) {
+    const std::filesystem::path file = input_file(arg);
+    inputs.push_back({"FILES", file});
+    // A bench shard's folder holds its gbench.json beside its results.json: the shard's too.
+    if (file.filename() == "results.json") inputs.push_back({"a shard's gbench.json", file.parent_path() / "gbench.json"});
+  }
   refuse_clashing_paths(inputs, {{"--out", opt.out}, {"--gbench", opt.gbench}, {"--junit", opt.junit}});
   std::vector<std::pair<std::string, json>> docs;
   std::string kind;

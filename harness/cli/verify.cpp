@@ -1,6 +1,7 @@
 /// `fusebench verify`: parses its options and calls the verify run (harness/verify/verify_run.h).
 #include "harness/cli/commands.h"
 #include "harness/cli/output_paths.h"
+#include "harness/plugin/plugin_loader.h"
 #include "harness/verify/verify_run.h"
 #include "reference/common.h"
 
@@ -9,10 +10,11 @@
 namespace fb::cli {
 namespace {
 
-/// What verify reads: --config and --tensors, and a repro bundle's folder as a whole (a bundle's
-/// config.json sits beside its tensors.pt, which the replay reads).
+/// What verify reads: --config and --tensors, a repro bundle's folder as a whole (a bundle's
+/// config.json sits beside its tensors.pt, which the replay reads), and the plug-in libraries.
 std::vector<path_role> verify_inputs(const verify::options& opt) {
-  std::vector<path_role> inputs{{"--tensors", opt.tensors}};
+  std::vector<path_role> inputs = plugin_inputs(opt.plugins);
+  inputs.push_back({"--tensors", opt.tensors});
   std::error_code ec;
   if (!opt.config.empty() && std::filesystem::is_regular_file(opt.config, ec)) {
     const std::filesystem::path folder = std::filesystem::path(opt.config).parent_path();
@@ -62,7 +64,7 @@ void add_verify_command(CLI::App& app, command_action& run) {
                   "to stderr)");
   cmd->add_option("--junit", opt->junit_out, "Also write a JUnit XML report to FILE (for CI systems; '-': stdout)");
   cmd->add_flag("--wide", opt->wide, "Print the table with every column (Markdown); the default fits 120 columns");
-  add_plugin_options(cmd, opt->plugins, opt->isolate);
+  add_plugin_options(cmd, opt->plugins, opt->isolate, opt->case_timeout);
   cmd->add_option("--only", opt->only,
                   "Check this implementation alone (e.g. plugin:mine or fused_host), not the reference's semantics");
   cmd->add_option("--from-case", opt->from_case, "Skip the fuzz case indices below this one (isolated children)")

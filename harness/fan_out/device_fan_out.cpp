@@ -62,6 +62,7 @@ struct running_child {
   int fd = -1;
   std::string pending;
   std::deque<std::string> last;
+  bool killed = false;  ///< sent SIGKILL because `overdue` said so
 };
 
 }  // namespace
@@ -138,7 +139,8 @@ std::vector<std::string> shard_environment(const char* const* parent, const std:
 }
 
 std::vector<shard_exit> run_shard_processes(const std::vector<shard_process>& processes, const line_hook& hook,
-                                            const std::function<int()>& stop_signal) {
+                                            const std::function<int()>& stop_signal,
+                                            const std::function<bool(std::size_t)>& overdue) {
   const std::string exe = this_executable();
   const pid_t parent = ::getpid();
   std::vector<running_child> children(processes.size());
@@ -214,6 +216,13 @@ std::vector<shard_exit> run_shard_processes(const std::vector<shard_process>& pr
         forwarded = true;
       }
     }
+    if (overdue)
+      for (std::size_t i = 0; i < children.size(); ++i)
+        if (children[i].fd >= 0 && !children[i].killed && overdue(i)) {
+          // Its whole process group: the child and whatever it started (a hung plug-in ignores politer signals).
+          ::kill(-children[i].pid, SIGKILL);
+          children[i].killed = true;
+        }
     if (ready <= 0) continue;  // timeout, or EINTR from the signal just passed on
     for (std::size_t k = 0; k < fds.size(); ++k) {
       if (fds[k].revents == 0) continue;

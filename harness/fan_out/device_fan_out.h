@@ -67,10 +67,13 @@ using line_hook = std::function<bool(std::size_t process, const std::string& lin
 /// passed to `hook` line by line. The children run in their own process group, so a Ctrl-C reaches
 /// them through the parent only: when `stop_signal` turns non-zero the parent sends that signal to
 /// each child once. A child gets SIGTERM when the parent dies (PR_SET_PDEATHSIG). Returns when every
-/// child has ended. Throws std::runtime_error when a process cannot be started.
+/// child has ended. `overdue` (optional) is asked about each running child a few times a second; when
+/// it says true the child's process group gets SIGKILL (its exit then says signal 9): a time limit.
+/// Throws std::runtime_error when a process cannot be started.
 [[nodiscard]] std::vector<shard_exit> run_shard_processes(const std::vector<shard_process>& processes,
                                                           const line_hook& hook,
-                                                          const std::function<int()>& stop_signal);
+                                                          const std::function<int()>& stop_signal,
+                                                          const std::function<bool(std::size_t)>& overdue = {});
 
 /// "gpu 0 (shard 1/2): exit 3" / "... killed by signal 9", with its last line when there is one.
 [[nodiscard]] std::string describe_exit(const shard_process& process, const shard_exit& exit);

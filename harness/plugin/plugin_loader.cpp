@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "harness/device.h"
+#include "harness/format/shell_quote.h"
 #include "harness/registry.h"
 #include "fusebench/plugin.h"
 
@@ -236,7 +237,16 @@ void load_one(const std::string& path) {
   registration reg;
   reg.library = path;
   fusebench_host host{FUSEBENCH_PLUGIN_ABI_VERSION, &reg, add_implementation_call, set_error_call};
-  const int status = init(&host);
+  // A C++ exception out of the plug-in's init is the library's failure to load, said with its name
+  // (it would otherwise reach the command as an anonymous error).
+  int status = 0;
+  try {
+    status = init(&host);
+  } catch (const std::exception& e) {
+    fail(fmt::format("fusebench_plugin_init threw an exception: {}", e.what()));
+  } catch (...) {
+    fail("fusebench_plugin_init threw an exception that is not a std::exception");
+  }
   if (status != 0)
     fail(fmt::format("fusebench_plugin_init returned {}{}", status, reg.error.empty() ? "" : ": " + reg.error));
   if (!reg.error.empty()) fail(reg.error);
@@ -282,7 +292,7 @@ const std::vector<std::string>& loaded_plugins() { return loaded(); }
 
 std::string plugin_arguments() {
   std::string args;
-  for (const std::string& p : loaded()) args += " --plugin " + p;
+  for (const std::string& p : loaded()) args += " --plugin " + format::shell_quoted(p);
   return args;
 }
 

@@ -14,7 +14,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -24,6 +26,7 @@
 #include "harness/device.h"
 #include "harness/exit_status.h"
 #include "harness/fan_out/fan_out.h"
+#include "harness/format/shell_quote.h"
 #include "harness/plugin/plugin_loader.h"
 #include "harness/process/build_info.h"
 #include "harness/process/interrupt.h"
@@ -164,7 +167,11 @@ struct verify_run {
         try {
           rec.bundle = save_repro_bundle({model.id, implementation, device, recipe, checks, judged, r, rec.repro},
                                          opt.save_failures);
-          line += "\n    saved: " + rec.bundle + "  (replay: fusebench verify --config " + rec.bundle + "/config.json)";
+          // A plug-in's case replays with its libraries loaded, as its repro line does.
+          const bool external = implementation.rfind(plugin::name_prefix, 0) == 0;
+          line += "\n    saved: " + rec.bundle + "  (replay: fusebench verify --config " +
+                  format::shell_quoted(rec.bundle + "/config.json") +
+                  (external ? plugin::plugin_arguments() : std::string()) + ")";
         } catch (const std::exception& e) {
           line += "\n    bundle not saved: " + one_line(e);
         }
@@ -324,6 +331,16 @@ std::vector<verify_target> isolated_targets(const verify_options& opt, const mod
   return isolated;
 }
 
+/// The plug-ins' implementations this run judges ("plugin:<name>", sorted): every one loaded, or
+/// --only's alone when it names one.
+std::vector<std::string> judged_plugins(const verify_options& opt) {
+  std::set<std::string> names;
+  for (const model_entry& m : all_models())
+    for (const implementation& impl : m.fused)
+      if (impl.external && (opt.only.empty() || impl.name == opt.only)) names.insert(impl.name);
+  return {names.begin(), names.end()};
+}
+
 /// Case i of a fuzz run: a function of (seed, i), with --inputs and --params applied.
 gen::case_recipe fuzz_recipe(const verify_options& opt, const model_entry& model, const fuzz_budget& budget, int i) {
   gen::case_recipe recipe = gen::sample_case(model, budget, opt.seed, i);
@@ -352,26 +369,52 @@ std::vector<std::string> isolated_arguments(const verify_run& run, const model_e
 }
 
 /// --isolate: a plug-in's cases of `model` in a child process (`fusebench verify --only plugin:<name>`,
-/// the fan-out's process runner), its verdicts streamed back line by line. A child that dies of a
-/// signal took the case after its last verdict with it: that case is recorded failed, "crashed
-/// (signal N)", with its repro line, and a new child goes on from the next case.
+/// the fan-out's process runner), its verdicts streamed back line by line. A child that ends before
+/// its shard's last verdict took the case after its last verdict with it: that case is recorded
+/// failed, with its repro line, as "crashed (signal N)", "exited (status N)" (a plug-in that calls
+/// exit(), whatever the status) or "timed out" (no verdict within --case-timeout: the child is
+/// killed), and a new child goes on from the next case. A child still running 5 s after a stop
+/// request passed on to it (a hung plug-in ignores it) is killed too.
 void run_isolated(verify_run& run, const model_entry& model, const verify_target& target, const fuzz_budget& budget) {
   const verify_options& opt = run.opt;
   const shard_spec shard = run.report.shard;
+  int first = shard.index - 1;  // the shard's first case index
+  if (first >= opt.cases) return;  // the shard holds none of the cases
   const std::string scratch =
       fan_out::make_scratch_folder(std::filesystem::temp_directory_path().string(), "fusebench-isolate-");
-  int first = shard.index - 1;  // the shard's first case index
   fmt::print(stderr, "verify: {} {}: its cases in an isolated child process (--isolate)\n", model.id,
              target.candidate.name);
+  int shard_last = shard.index - 1;  // the shard's last case index
+  while (shard_last + shard.count < opt.cases) shard_last += shard.count;
   for (int child = 0;; ++child) {
     const std::string stream_path = (std::filesystem::path(scratch) / fmt::format("verdicts-{}.jsonl", child)).string();
-    const fan_out::shard_process process{fan_out::own_device_slot(target.candidate.name, run.device), shard, isolated_arguments(run, model, target.candidate.name, first, stream_path)};
+    const fan_out::shard_process process{fan_out::own_device_slot(target.candidate.name, run.device), shard,
+                                         isolated_arguments(run, model, target.candidate.name, first, stream_path)};
     // The child's failure lines (a case, its repro, its bundle) and progress are passed on; its header
     // and a crash's backtrace are not (the crash is recorded below).
     const auto hook = [&model](std::size_t, const std::string& line) {
       return !(line.rfind(model.id + " ", 0) == 0 || line.rfind("    ", 0) == 0 || line.rfind('[', 0) == 0);
     };
-    const fan_out::shard_exit exit = fan_out::run_shard_processes({process}, hook, stop_signal).front();
+    // The time limit runs from the child's start and from each verdict it streams (the file grows).
+    auto verdict_at = std::chrono::steady_clock::now();
+    std::optional<std::chrono::steady_clock::time_point> stop_at;
+    std::uintmax_t streamed = 0;
+    bool timed_out = false;
+    const auto overdue = [&](std::size_t) {
+      const auto now = std::chrono::steady_clock::now();
+      std::error_code ec;
+      if (const std::uintmax_t size = std::filesystem::file_size(stream_path, ec); !ec && size != streamed) {
+        streamed = size;
+        verdict_at = now;
+      }
+      if (stop_signal() != 0) {
+        if (!stop_at) stop_at = now;
+        return now - *stop_at > std::chrono::seconds(5);
+      }
+      timed_out = now - verdict_at > std::chrono::seconds(opt.case_timeout);
+      return timed_out;
+    };
+    const fan_out::shard_exit exit = fan_out::run_shard_processes({process}, hook, stop_signal, overdue).front();
     int last = -1;
     std::ifstream in(stream_path);
     for (std::string line; std::getline(in, line);) {
@@ -386,25 +429,60 @@ void run_isolated(verify_run& run, const model_entry& model, const verify_target
       run.report.add(record, check, expectation_name(target));
     }
     if (stop_signal() != 0) break;
-    if (exit.signal == 0) {
-      if (exit.exit_code == exit_ok || exit.exit_code == exit_failure) break;
-      throw std::runtime_error("isolated plug-in process " + fan_out::describe_exit(process, exit));
-    }
+    const bool exited_normally = exit.signal == 0 && (exit.exit_code == exit_ok || exit.exit_code == exit_failure);
+    // Only a child that streamed its shard's last verdict finished: an exit before it is no verdict.
+    if (exited_normally && last >= shard_last) break;
+    const std::string how = timed_out          ? fmt::format("timed out (no verdict within {} s; the isolated process "
+                                                             "was killed, --case-timeout)", opt.case_timeout)
+                            : exit.signal != 0 ? fan_out::crash_message(exit.signal)
+                                               : fmt::format("exited (status {})", exit.exit_code);
     const int crashed = last >= 0 ? last + shard.count : first;
     if (crashed >= opt.cases) {
-      run.report.notes.push_back(fmt::format("{} {}: the isolated process died of signal {} after its last case",
-                                             model.id, target.candidate.name, exit.signal));
+      run.report.notes.push_back(fmt::format("{} {}: the isolated process {} after its last case", model.id,
+                                             target.candidate.name, how));
       break;
     }
     check_result r;
     r.result = outcome::failed;
-    r.message = fan_out::crash_message(exit.signal);
+    r.message = how;
     run.record(model, target.candidate.name, expectation_name(target), crashed, fuzz_recipe(opt, model, budget, crashed),
                nullptr, r, 0.0);
     first = crashed + shard.count;
     if (first >= opt.cases) break;
   }
   fb::detail::remove_tree(scratch);
+}
+
+/// A plug-in's implementation of `model` registered for other devices only (a CUDA-only plug-in on
+/// --device cpu): each of the shard's cases is recorded not run, with the reason, and one note says
+/// it (a skipped implementation is not a passed one: the run exits 1).
+void record_other_device_plugins(verify_run& run, const model_entry& model, const fuzz_budget& budget) {
+  const verify_options& opt = run.opt;
+  if (!opt.only.empty()) return;  // an isolated child, or one implementation asked for by name
+  std::map<std::string, std::set<std::string>> elsewhere;  // name -> the devices it runs on
+  std::set<std::string> here;
+  for (const implementation& impl : model.fused) {
+    if (!impl.external) continue;
+    if (impl.device == run.device) here.insert(impl.name);
+    else elsewhere[impl.name].insert(std::string(to_string(impl.device)));
+  }
+  const shard_spec shard = run.report.shard;
+  for (const auto& [name, devices] : elsewhere) {
+    if (here.count(name) != 0) continue;
+    check_result r;
+    r.result = outcome::not_run;
+    r.message = fmt::format("{} runs on {} only; this run is on {}", name, fmt::join(devices, ", "),
+                            to_string(run.device));
+    int count = 0;
+    for (int i = shard.index - 1; i < opt.cases; i += shard.count, ++count) {
+      const gen::case_recipe recipe = fuzz_recipe(opt, model, budget, i);
+      const verify_case_record record{model.id, name, i, recipe.config, recipe.seed, std::string(to_string(recipe.inputs)),
+                                      std::string(to_string(recipe.params)), r.result, r.rule, r.message, 0.0, 0.0, 0.0,
+                                      "", ""};
+      run.report.add(record, r, "reference fp32/fp64");
+    }
+    run.report.notes.push_back(fmt::format("{} {}: not run ({} case(s)): {}", model.id, name, count, r.message));
+  }
 }
 
 /// The fuzz: `cases` recipes per model (those of the report's shard); fused targets on the recipe,
@@ -489,6 +567,7 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
       if (stopped()) break;
       run_isolated(run, *model, target, budget);
     }
+    if (!stopped()) record_other_device_plugins(run, *model, budget);
     if (!opt.inputs.empty() || !opt.params.empty())
       run.report.notes.push_back(fmt::format("{}: only {} inputs and {} parameters were drawn (--inputs/--params)",
                                              model->id, opt.inputs.empty() ? "all" : opt.inputs,
@@ -639,6 +718,7 @@ std::vector<std::string> shard_arguments(const verify_options& opt, const std::v
   if (!opt.save_failures.empty()) args.insert(args.end(), {"--save-failures", opt.save_failures});
   for (const std::string& p : plugin::loaded_plugins()) args.insert(args.end(), {"--plugin", p});
   if (!opt.isolate) args.push_back("--no-isolate");
+  args.push_back(fmt::format("--case-timeout={}", opt.case_timeout));
   if (!opt.only.empty()) args.insert(args.end(), {"--only", opt.only});
   std::vector<std::string> ids;
   for (const model_entry* m : models) ids.push_back(m->id);
@@ -806,6 +886,7 @@ int run(const options& opt) {
   run.report.scope.inputs = opt.inputs;
   run.report.scope.params = opt.params;
   run.report.scope.case_size = opt.case_size;
+  run.report.plugins = judged_plugins(opt);
 
   if (bundle) {
     run.report.scope.models = {bundle->meta.model};

@@ -38,6 +38,7 @@ struct options {
   bool wide = false;    ///< --wide: the table with every column (the default fits 120 columns)
   std::vector<std::string> plugins;  ///< --plugin: outside implementations (harness/plugin/plugin_loader.h)
   bool isolate = true;               ///< --isolate: plug-in cases in a child process (only with plug-ins)
+  int case_timeout = 300;            ///< --case-timeout: an isolated child's time for each verdict [seconds]
   std::string only;                  ///< --only: check this implementation alone (no reference check)
   int from_case = 0;                 ///< --from-case: fuzz case indices below this are skipped (isolation)
   std::string case_stream;           ///< --case-stream: append each verdict to FILE as a JSON line (isolation)
