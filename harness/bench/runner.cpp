@@ -621,6 +621,7 @@ run_environment describe_environment(device_kind device, const std::string& swee
   const build_info build = describe_build();
   env.libtorch = build.libtorch;
   env.git_commit = build.git_commit;
+  env.source_digest = build.source_digest;
   env.build_type = build.build_type;
   env.date = utc_now();
   env.hostname = host_name();
