@@ -13,6 +13,25 @@ if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   target_compile_options(fusebench_shard PRIVATE -Wall -Wextra -Wpedantic)
 endif()
 
+# Provenance (harness/process/provenance.h): the build's source digest, computed at every build by
+# cmake/source_digest.cmake into a header (rewritten only when the digest changes, so an unchanged
+# tree rebuilds nothing), and the digests of a repository's commits, computed with the same rule.
+set(FUSEBENCH_SOURCE_DIGEST_HEADER ${PROJECT_BINARY_DIR}/generated/fusebench_source_digest.h)
+add_custom_target(fusebench_source_digest
+  COMMAND ${CMAKE_COMMAND} -DROOT=${PROJECT_SOURCE_DIR} -DOUT=${FUSEBENCH_SOURCE_DIGEST_HEADER}
+          -P ${PROJECT_SOURCE_DIR}/cmake/source_digest.cmake
+  BYPRODUCTS ${FUSEBENCH_SOURCE_DIGEST_HEADER}
+  COMMENT "Source digest (cmake/source_digest.cmake)"
+  VERBATIM)
+add_library(fusebench_provenance STATIC ${FUSEBENCH_REPORTING_DIR}/process/provenance.cpp)
+add_dependencies(fusebench_provenance fusebench_source_digest)
+target_include_directories(fusebench_provenance PUBLIC ${PROJECT_SOURCE_DIR} PRIVATE ${PROJECT_BINARY_DIR}/generated)
+target_link_libraries(fusebench_provenance PUBLIC fmt::fmt-header-only)
+target_compile_features(fusebench_provenance PUBLIC cxx_std_17)
+if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  target_compile_options(fusebench_provenance PRIVATE -Wall -Wextra -Wpedantic)
+endif()
+
 add_library(fusebench_reporting STATIC
   ${FUSEBENCH_REPORTING_DIR}/results/results.cpp
   ${FUSEBENCH_REPORTING_DIR}/results/results_writer.cpp
@@ -40,7 +59,7 @@ add_library(fusebench_reporting STATIC
   ${FUSEBENCH_REPORTING_DIR}/bench/host_timing.cpp)
 # Repo root, so that sources include "harness/results/results.h".
 target_include_directories(fusebench_reporting PUBLIC ${PROJECT_SOURCE_DIR})
-target_link_libraries(fusebench_reporting PUBLIC fusebench_shard nlohmann_json::nlohmann_json fmt::fmt-header-only CLI11::CLI11)
+target_link_libraries(fusebench_reporting PUBLIC fusebench_shard fusebench_provenance nlohmann_json::nlohmann_json fmt::fmt-header-only CLI11::CLI11)
 target_compile_features(fusebench_reporting PUBLIC cxx_std_17)
 if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   target_compile_options(fusebench_reporting PRIVATE -Wall -Wextra -Wpedantic)

@@ -331,6 +331,7 @@ json verify_report_to_json(const verify_report& report) {
           {"complete", report.complete},
           {"incomplete_reason", report.incomplete_reason},
           {"git_commit", report.git_commit},
+          {"source_digest", report.source_digest},
           {"device", report.device},
           {"seed", seed_to_json(report.seed)},
           {"atol", report.atol},
@@ -367,6 +368,8 @@ verify_report verify_report_from_json(const json& doc, const std::string& source
   report.complete = r.get<bool>(doc, "", "complete");
   report.incomplete_reason = r.get<std::string>(doc, "", "incomplete_reason");
   report.git_commit = r.get<std::string>(doc, "", "git_commit");
+  // Optional: reports written before the source digest was recorded.
+  if (doc.contains("source_digest")) report.source_digest = r.get<std::string>(doc, "", "source_digest");
   report.device = r.get<std::string>(doc, "", "device");
   report.seed = r.seed(doc, "", "seed");
   report.atol = r.get<double>(doc, "", "atol");
@@ -549,6 +552,8 @@ verify_report merge_verify_reports(const std::vector<std::pair<std::string, veri
                             rules.allow_different_gpu, "; --allow-different-gpu merges them anyway");
   out.git_commit = agreed_value("git_commit", values([](const verify_report& r) { return r.git_commit; }), names,
                                 rules.allow_different_commit, "; --allow-different-commit merges them anyway");
+  out.source_digest = agreed_value("source_digest", values([](const verify_report& r) { return r.source_digest; }),
+                                   names, rules.allow_different_commit, "; --allow-different-commit merges them anyway");
   out.seed = first.seed;
   out.atol = first.atol;
   out.rtol = first.rtol;

@@ -65,6 +65,7 @@ struct verify_scope {
 struct verify_report {
   std::string device;      ///< "cpu" or the GPU's name
   std::string git_commit;  ///< of the fusebench that ran it
+  std::string source_digest;  ///< of the sources it was built from (harness/process/provenance.h); "" in older reports
   uint64_t seed = 0;
   double atol = 0, rtol = 0;
   bool fp64_rule = true;   ///< false under --strict-fp32: judged against the fp32 reference alone

@@ -18,6 +18,27 @@ check "history of reports/ exits 0" test $? -eq 0
 for f in index.html history.md history.csv; do check "wrote $f" test -s "$tmp/all/$f"; done
 check "#15's 1.13 ms -> 873 us step is printed" grep -q "NVIDIA H100 80GB HBM3 convt3d_bn_sub fused_cuda default: 40f9cd5-dirty..20dcfc3-dirty 1.13 ms -> 873.1 us" "$tmp/all.log"
 check "the H100 and the H200 are both there" grep -q "NVIDIA H200" "$tmp/all/history.md"
+check "older files say they have no source digest" grep -q "no source digest" "$tmp/all/history.md"
+
+# Provenance: a copy of a committed run whose digest names no commit (its sources were edited) is
+# shown as a mismatch, by history and by compare; compare's exit status does not change for it.
+mkdir -p "$tmp/edited"
+python3 - "$src/reports/nvidia-h200/results.json" "$tmp/edited/results.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["environment"]["source_digest"] = "0" * 64
+doc["environment"]["date"] = "2099-01-01T00:00:00Z"  # another run than the committed one
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+"$fb" history "$tmp/edited" --repo "$src" --out "$tmp/edited-history" >"$tmp/edited.log" 2>&1
+check "history of an edited run exits 0" test $? -eq 0
+check "history shows the digest mismatch" grep -q "DIGEST MISMATCH: recorded 87e7d8a9b8f64190e2f725667b3b2f037904a3ea-dirty, and no commit of the repository has these sources" "$tmp/edited-history/history.md"
+"$fb" compare "$src/reports/nvidia-h200/results.json" "$tmp/edited/results.json" --allow-different-gpu >"$tmp/compare.log" 2>&1
+rc=$?
+check "compare names both files' provenance" grep -q "^Provenance: BASE commit 87e7d8a9b8f64190e2f725667b3b2f037904a3ea-dirty: no source digest" "$tmp/compare.log"
+# CUR lies outside the repository, BASE inside it: the repository holding BASE checks CUR too.
+check "compare shows CUR's digest mismatch" grep -q "^Provenance: CUR commit .*DIGEST MISMATCH" "$tmp/compare.log"
+check "compare's verdict is unchanged by it (the same timings: exit 0)" test "$rc" -eq 0
 
 # The page: well-formed XML, one chart per (GPU, model) of the CSV, every series of the CSV drawn,
 # no external reference (no script, no link, no http).

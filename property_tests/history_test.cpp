@@ -221,6 +221,42 @@ TEST(history, commit_order_wins_over_run_dates) {
   EXPECT_TRUE(h.runs[0].commit_in_repository);
 }
 
+TEST(history, the_source_digest_places_a_run_and_a_mismatch_is_shown) {
+  // Run L's file records the older commit 'a' as dirty (a device copy whose .git lagged), but its
+  // digest is commit 'b''s: it is b's run, clean, and the mismatch is in its caveat. Run N's digest is
+  // no commit's: a dirty run of its recorded commit, flagged. Run O has no digest (an older file).
+  const std::string a(40, 'a'), b(40, 'b'), c(40, 'c');
+  std::vector<history::loaded_results> files{
+      {"lagging.json", make_run("GPU X", a + "-dirty", date_of(1), 4e-3, 1e-3, 1), {}},
+      {"nowhere.json", make_run("GPU X", c, date_of(2), 4e-3, 1e-3, 2), {}},
+      {"older.json", make_run("GPU X", a, date_of(3), 4e-3, 1e-3, 3), {}}};
+  files[0].source_check.verdict = provenance::status::matches_other;
+  files[0].source_check.recorded = a + "-dirty";
+  files[0].source_check.commit = b;
+  files[1].source_check.verdict = provenance::status::matches_none;
+  files[1].source_check.recorded = c;
+  history::commit_order commits{{a, {0, 100}}, {b, {1, 200}}, {c, {2, 300}}};
+  const history::history h = history::build_history(files, commits, {});
+  ASSERT_EQ(h.runs.size(), 3u);
+  // Order by commit: older.json at a, lagging.json at b, nowhere.json at c.
+  EXPECT_EQ(h.runs[0].sources.front(), "older.json");
+  EXPECT_EQ(h.runs[0].get_caveat(), "");
+  EXPECT_NE(h.runs[0].source_check.find("no source digest"), std::string::npos);
+  EXPECT_EQ(h.runs[1].sources.front(), "lagging.json");
+  EXPECT_EQ(h.runs[1].commit, b);
+  EXPECT_FALSE(h.runs[1].dirty);
+  EXPECT_NE(h.runs[1].get_caveat().find("DIGEST MISMATCH: recorded " + a + "-dirty, but the sources are bbbbbbb's"),
+            std::string::npos)
+      << h.runs[1].get_caveat();
+  EXPECT_EQ(h.runs[2].sources.front(), "nowhere.json");
+  EXPECT_TRUE(h.runs[2].dirty);
+  EXPECT_NE(h.runs[2].get_caveat().find("no commit of the repository has these sources"), std::string::npos);
+  // The tables say it too.
+  const std::string markdown = history::render_history_markdown(h);
+  EXPECT_NE(markdown.find("| sources |"), std::string::npos);
+  EXPECT_NE(markdown.find("DIGEST MISMATCH"), std::string::npos);
+}
+
 TEST(history, dirty_and_incomplete_runs_are_marked_and_left_out_of_steps_on_request) {
   std::vector<history::loaded_results> files;
   for (int day = 1; day <= 6; ++day)

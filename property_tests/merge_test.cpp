@@ -294,6 +294,10 @@ TEST(merge_results, refuses_shards_of_different_runs) {
   auto commit = bench_shards(4, 2);
   commit[1].results.environment.git_commit = "def";
   EXPECT_NE(merge_message(commit).find("--allow-different-commit"), std::string::npos);
+  // Shards of one commit built from different sources (one tree edited between them): refused too.
+  auto sources = bench_shards(4, 2);
+  sources[1].results.environment.source_digest = std::string(64, 'e');
+  EXPECT_NE(merge_message(sources).find("environment.source_digest"), std::string::npos);
   auto overlap = bench_shards(4, 2);
   overlap.push_back(overlap.front());
   EXPECT_NE(merge_message(overlap).find("are both shard 2/2"), std::string::npos);

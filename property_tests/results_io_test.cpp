@@ -98,6 +98,7 @@ TEST(results_io, round_trip_keeps_every_field) {
   r.environment.measured_bandwidth = 3.0e12;
   r.environment.measured_fp32_peak = std::nan("");
   r.environment.measured_fp64_mma_peak = 5.9e13;
+  r.environment.source_digest = std::string(64, 'd');
   r.environment.seed = 0xffff'ffff'ffff'fff0ULL;  // beyond int64: must stay unsigned
   r.cases.push_back(sample_case(0));
   case_result failing = sample_case(1);
@@ -113,6 +114,7 @@ TEST(results_io, round_trip_keeps_every_field) {
   EXPECT_EQ(back.environment.seed, r.environment.seed);
   EXPECT_TRUE(std::isnan(back.environment.measured_fp32_peak));
   EXPECT_EQ(back.environment.measured_fp64_mma_peak, 5.9e13);
+  EXPECT_EQ(back.environment.source_digest, r.environment.source_digest);
   ASSERT_EQ(back.cases.size(), 2u);
   const case_result& c = back.cases[0];
   EXPECT_EQ(c.config, r.cases[0].config);

@@ -1,6 +1,8 @@
 /// `fusebench compare BASE CUR [--min-effect 0.05] [--alpha 0.01] [--allow-different-gpu] [--out FILE]`.
 #include <iostream>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -10,6 +12,8 @@
 #include "harness/cli/commands.h"  // exit codes shared by all subcommands
 #include "harness/cli/output_paths.h"
 #include "harness/cli/reporting_commands.h"
+#include "harness/history/history_model.h"
+#include "harness/process/provenance.h"
 #include "harness/report/compare.h"
 #include "harness/results/detail/atomic_file.h"
 #include "harness/results/results.h"
@@ -37,7 +41,24 @@ cases fail the comparison unless --allow-missing / --allow-undecided; a run mark
 (interrupted or failed bench) is refused unless --allow-incomplete.
 Exit status: 0 CUR covers BASE without regression; 1 a regression (slower or newly failing), a
 missing or an undecided case; 2 bad usage, an invalid or unreadable file, different GPUs or an
-incomplete run.)";
+incomplete run.
+The first lines check each file's recorded commit against its source digest in the git repository
+holding BASE ("DIGEST MISMATCH" when the sources are another commit's or no commit's; files written
+before digests were recorded say so); they do not change the exit status.)";
+
+/// Each file's recorded commit checked against its source digest by the git repository holding BASE
+/// (a mismatch is shown, it does not fail the comparison: the timings are what they are).
+std::string provenance_lines(const compare_options& options, const results_file& base, const results_file& cur) {
+  const std::filesystem::path top = history::find_repository(options.base.parent_path());
+  std::optional<source_repository> repository;
+  if (!top.empty()) repository.emplace(top);
+  source_repository* checker = repository ? &*repository : nullptr;
+  const provenance base_check = check_provenance(base.environment.git_commit, base.environment.source_digest, checker);
+  const provenance cur_check = check_provenance(cur.environment.git_commit, cur.environment.source_digest, checker);
+  return fmt::format("Provenance: BASE commit {}: {}.\nProvenance: CUR commit {}: {}.\n",
+                     base.environment.git_commit.empty() ? "unknown" : base.environment.git_commit, base_check.get_text(),
+                     cur.environment.git_commit.empty() ? "unknown" : cur.environment.git_commit, cur_check.get_text());
+}
 
 }  // namespace
 
@@ -59,6 +80,7 @@ int run_compare(const compare_options& options) {
     const report::comparison result = report::compare_results(base, cur, settings);
 
     std::ostringstream table;
+    table << provenance_lines(options, base, cur) << "\n";
     report::print_comparison_markdown(table, result);
     const std::string summary = report::comparison_summary(result);
     if (!options.out.empty() && options.out != "-")

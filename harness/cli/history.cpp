@@ -1,5 +1,6 @@
 /// `fusebench history PATH... --out DIR`.
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -23,7 +24,10 @@ constexpr const char* history_examples = R"(Examples:
       only steps above 10% at p < 0.001
 
 Runs are ordered by commit when the git repository holding the first PATH (or --repo) has the
-commits, else by run date. Identical copies of a run (a baseline, a gate folder) count once. A step
+commits, else by run date. A file's recorded commit is checked against its source digest: a run is
+placed at the commit whose tree has its digest (a mismatch with the recorded commit is shown as such),
+at its recorded commit as a dirty run when no commit has it, and as recorded when the file has no
+digest (older files). Identical copies of a run (a baseline, a gate folder) count once. A step
 is a change point of a series (GPU, model, implementation, config) found by binary segmentation of
 the runs' log medians and kept when the pooled median of the runs before and after moves by more
 than --min-effect and a Mann-Whitney U test of their samples gives p < --alpha. Runs of dirty
@@ -51,6 +55,10 @@ int run_history(const history_options& options) {
     const history::commit_order commits = history::read_commit_order(repository);
     if (!options.no_git && !options.repository.empty() && commits.empty())
       throw history::history_error(fmt::format("--repo {}: not a git repository with commits", options.repository.string()));
+    // The repository checks each file's commit against its source digest (none under --no-git).
+    std::optional<source_repository> sources;
+    if (!commits.empty()) sources.emplace(repository);
+    history::check_sources(files, sources ? &*sources : nullptr);
     history::history h = history::build_history(std::move(files), commits, settings);
     h.skipped_files = std::move(skipped);
 

@@ -132,6 +132,7 @@ std::string run_record::get_label() const {
 std::string run_record::get_caveat() const {
   std::vector<std::string> parts;
   if (dirty) parts.emplace_back("dirty tree");
+  if (source_mismatch) parts.push_back(source_check);
   if (!complete) parts.push_back(fmt::format("incomplete run: {}", incomplete_reason.empty() ? "no reason recorded" : incomplete_reason));
   return fmt::format("{}", fmt::join(parts, "; "));
 }
@@ -148,7 +149,7 @@ std::vector<loaded_results> load_results_files(const std::vector<fs::path>& path
     if (!fs::exists(path, ec)) throw history_error(fmt::format("'{}' does not exist", path.string()));
     try {
       if (!fs::is_directory(path, ec)) {
-        files.push_back({path.string(), load_results(path)});
+        files.push_back({path.string(), load_results(path), {}});
         continue;
       }
       std::vector<fs::path> found;
@@ -159,7 +160,7 @@ std::vector<loaded_results> load_results_files(const std::vector<fs::path>& path
       std::sort(found.begin(), found.end());
       for (const fs::path& file : found) {
         if (std::optional<results_file> r = read_if_results(file))
-          files.push_back({file.string(), std::move(*r)});
+          files.push_back({file.string(), std::move(*r), {}});
         else
           skipped.push_back(file.string());
       }
@@ -179,6 +180,11 @@ fs::path find_repository(const fs::path& path) {
   std::string text = *top;
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   return text;
+}
+
+void check_sources(std::vector<loaded_results>& files, source_repository* repository) {
+  for (loaded_results& file : files)
+    file.source_check = check_provenance(file.results.environment.git_commit, file.results.environment.source_digest, repository);
 }
 
 commit_order read_commit_order(const fs::path& repository) {
@@ -227,6 +233,16 @@ history build_history(std::vector<loaded_results> files, const commit_order& com
       r.dirty = true;
       r.commit.resize(r.commit.size() - dirty_suffix.size());
     }
+    // The digest decides where it names a commit: the run measured that commit's sources.
+    const provenance& check = file.source_check;
+    if (check.verdict == provenance::status::matches_claim || check.verdict == provenance::status::matches_other) {
+      r.commit = check.commit;
+      r.dirty = false;
+    } else if (check.verdict == provenance::status::matches_none) {
+      r.dirty = true;
+    }
+    r.source_check = check.get_text();
+    r.source_mismatch = check.is_mismatch();
     r.date = env.date;
     r.hostname = env.hostname;
     r.sweep = env.sweep;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/outcome.h"
+#include "harness/process/provenance.h"
 #include "harness/results/results.h"
 #include "harness/stats/change_points.h"
 
@@ -45,6 +46,10 @@ struct run_record {
   std::string commit;                ///< the measuring harness's commit without "-dirty"; "unknown" if not recorded
   bool dirty = false;                ///< measured from a tree with uncommitted changes
   bool commit_in_repository = false; ///< the commit is in the repository that ordered the runs
+  /// What the source digest says of the commit (provenance::get_text), e.g. "sources are 43b68bf's
+  /// (digest matches)" or "no source digest (...)"
+  std::string source_check;
+  bool source_mismatch = false;      ///< the recorded commit is not what the digest names: shown as a caveat
   std::string date;                  ///< start of the run, ISO-8601 UTC
   std::string hostname;              ///< machine that measured
   std::string sweep;                 ///< e.g. "quick"
@@ -54,7 +59,8 @@ struct run_record {
   [[nodiscard]] std::string get_short_commit() const;
   /// e.g. "40f9cd5 · 2026-11-23 21:01Z".
   [[nodiscard]] std::string get_label() const;
-  /// "dirty tree", "incomplete run: <reason>", both, or "" for a clean, complete run.
+  /// "dirty tree", "incomplete run: <reason>", a digest mismatch, or "" for a clean, complete run whose
+  /// digest matches (or that has none).
   [[nodiscard]] std::string get_caveat() const;
 };
 
@@ -132,7 +138,13 @@ class history_error : public std::runtime_error {
 struct loaded_results {
   std::string source;    ///< the path, as given or found
   results_file results;  ///< its contents
+  /// Its recorded commit checked against its source digest (check_sources); no_digest until checked.
+  provenance source_check;
 };
+
+/// Checks each file's recorded commit against its source digest with `repository` (nullptr: none to
+/// check against), into loaded_results::source_check.
+void check_sources(std::vector<loaded_results>& files, source_repository* repository);
 
 /// Results files read from `paths`: a file is read as a results file (anything else is an error); a
 /// folder is searched recursively for *.json, in path order, and a JSON file whose "schema" is not
@@ -149,7 +161,9 @@ struct loaded_results {
 [[nodiscard]] std::filesystem::path find_repository(const std::filesystem::path& path);
 
 /// Builds the history. Runs are identified by (device, commit, date, hostname, sweep, seed, plan);
-/// identical copies of a run become one run with several sources. Ordering: runs whose commit is in
+/// identical copies of a run become one run with several sources. A run whose source digest names a
+/// commit (loaded_results::source_check) is that commit's, clean, whatever its file recorded; a digest
+/// that matches no commit makes it a dirty run of its recorded commit. Ordering: runs whose commit is in
 /// `commits` are placed at the commit's committer date, and runs of one commit by the repository's
 /// topological order, then run date; a run whose commit is not there is placed at its run date.
 /// Throws history_error for two files that claim the same run with different contents, a shard of a

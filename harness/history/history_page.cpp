@@ -348,7 +348,7 @@ void render_steps_table(std::ostream& out, const history& h) {
 
 void render_runs_table(std::ostream& out, const history& h) {
   out << "<table class=\"runs\">\n<thead><tr><th>#</th><th>GPU</th><th>commit</th><th>date</th><th>sweep</th><th>host</th>"
-         "<th>status</th><th>files</th></tr></thead>\n<tbody>\n";
+         "<th>status</th><th>sources</th><th>files</th></tr></thead>\n<tbody>\n";
   for (std::size_t i = 0; i < h.runs.size(); ++i) {
     const run_record& r = h.runs[i];
     const std::string caveat = r.get_caveat();
@@ -356,11 +356,11 @@ void render_runs_table(std::ostream& out, const history& h) {
     for (const std::string& source : r.sources) sources.push_back(escaped(source));
     const std::string files = fmt::format("{}", fmt::join(sources, "<br/>"));
     out << fmt::format("<tr{}><td class=\"num\">{}</td><td>{}</td><td title=\"{}\">{}{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                       "<td>{}</td><td class=\"files\">{}</td></tr>\n",
+                       "<td>{}</td><td>{}</td><td class=\"files\">{}</td></tr>\n",
                        caveat.empty() ? "" : " class=\"caveat\"", i + 1, escaped(r.device), escaped(r.commit),
                        escaped(r.get_short_commit()), r.commit_in_repository ? "" : " (not in the repository)",
                        escaped(r.date), escaped(r.sweep), escaped(r.hostname),
-                       caveat.empty() ? "complete" : escaped(caveat), files);
+                       caveat.empty() ? "complete" : escaped(caveat), escaped(r.source_check), files);
   }
   out << "</tbody>\n</table>\n";
 }

@@ -71,14 +71,15 @@ std::string render_history_markdown(const history& h) {
     out << "\n";
   }
 
-  out << "## Runs\n\n| # | GPU | commit | date | sweep | host | status | files |\n| --: | --- | --- | --- | --- | --- | --- | --- |\n";
+  out << "## Runs\n\n| # | GPU | commit | date | sweep | host | status | sources | files |\n"
+         "| --: | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (std::size_t i = 0; i < h.runs.size(); ++i) {
     const run_record& r = h.runs[i];
     const std::string caveat = r.get_caveat();
-    out << fmt::format("| {} | {} | {}{} | {} | {} | {} | {} | {} |\n", i + 1, markdown_cell(r.device),
+    out << fmt::format("| {} | {} | {}{} | {} | {} | {} | {} | {} | {} |\n", i + 1, markdown_cell(r.device),
                        r.get_short_commit(), r.commit_in_repository ? "" : " (not in the repository)", r.date,
                        markdown_cell(r.sweep), markdown_cell(r.hostname),
-                       caveat.empty() ? "complete" : markdown_cell(caveat),
+                       caveat.empty() ? "complete" : markdown_cell(caveat), markdown_cell(r.source_check),
                        markdown_cell(fmt::format("{}", fmt::join(r.sources, ", "))));
   }
   out << "\n";

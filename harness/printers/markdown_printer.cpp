@@ -210,6 +210,7 @@ void print_environment(std::ostream& out, const run_environment& env) {
   t.add_row({"CUDA runtime", text(env.cuda_runtime)});
   t.add_row({"libtorch", text(env.libtorch)});
   t.add_row({"git commit", text(env.git_commit)});
+  t.add_row({"source digest (SHA-256)", text(env.source_digest)});
   t.add_row({"build type", text(env.build_type)});
   t.add_row({"date", text(env.date)});
   t.add_row({"host", text(env.hostname)});

@@ -1,10 +1,13 @@
 #include "harness/process/build_info.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
-#include "harness/process/command_output.h"
+#include "harness/process/provenance.h"
 
 #if FUSEBENCH_BENCH_DEVICE
 #include <cuda_runtime_api.h>
@@ -16,27 +19,33 @@
 namespace fb {
 namespace {
 
-/// The command's output without its trailing newline, or "" when it cannot run or fails.
-std::string run_command(const std::string& command) {
-  std::string out = command_output(command).value_or("");
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
-
-/// The commit that measured: asked of git at run time (the binary may be older than the checkout's
-/// HEAD only if someone forgot to rebuild, which -dirty does not catch), else the configure-time one.
+/// The commit of the project's own top level, asked of git at run time: "-dirty" when this build's
+/// source digest is not that of the commit's tree (the sources built are not the commit's, or the
+/// binary is older than the checkout); "unknown" when the project is no git checkout. Never the commit
+/// of an enclosing repository (a copy of the tree without its .git inside another checkout), and never
+/// a configure-time commit: a build configured once and rebuilt after commits would name the old one.
+/// FUSEBENCH_SOURCE_COMMIT (the GPU gate's FUSEBENCH_GATE_COMMIT) names the commit where the tree's
+/// .git cannot (a copy whose .git lags): checked the same way when the repository holds it, else
+/// recorded as given, for history and compare to check against the digest at home.
 std::string git_commit() {
+  const char* claimed = std::getenv("FUSEBENCH_SOURCE_COMMIT");
 #ifdef FUSEBENCH_SOURCE_DIR
-  const std::string git = std::string("git -C '") + FUSEBENCH_SOURCE_DIR + "' ";
-  // --verify: a repository without commits prints "HEAD" for plain rev-parse HEAD.
-  const std::string head = run_command(git + "rev-parse --verify --quiet HEAD 2>/dev/null");
-  if (!head.empty())
-    return head + (run_command(git + "status --porcelain --untracked-files=no 2>/dev/null").empty() ? "" : "-dirty");
+  const std::filesystem::path top = own_git_toplevel(FUSEBENCH_SOURCE_DIR);
+  std::optional<source_repository> repository;
+  if (!top.empty()) repository.emplace(top);
+  std::optional<std::string> commit;
+  if (claimed != nullptr && *claimed != '\0') {
+    commit = repository ? repository->resolve(claimed) : std::nullopt;
+    if (!commit) return claimed;
+  } else if (repository) {
+    // --verify: a repository without commits prints "HEAD" for plain rev-parse HEAD.
+    commit = repository->resolve_head();
+  }
+  if (!commit) return "unknown";
+  return *commit + (repository->digest_of(*commit) == built_source_digest() ? "" : "-dirty");
+#else
+  return claimed != nullptr && *claimed != '\0' ? claimed : "unknown";
 #endif
-#ifdef FUSEBENCH_GIT_COMMIT
-  if (std::string(FUSEBENCH_GIT_COMMIT).size() > 0) return FUSEBENCH_GIT_COMMIT;
-#endif
-  return "unknown";
 }
 
 std::string libtorch_version() {
@@ -71,6 +80,7 @@ build_info describe_build() {
   info.version = "unknown";
 #endif
   info.git_commit = git_commit();
+  info.source_digest = built_source_digest();
   info.libtorch = libtorch_version();
 #if FUSEBENCH_TORCH_CUDA
   info.libtorch_cuda = true;
@@ -86,10 +96,11 @@ std::string version_text(const build_info& info) {
   return fmt::format(
       "fusebench {}\n"
       "git commit: {}\n"
+      "sources:    sha256 {} (cmake/source_digest.cmake)\n"
       "libtorch:   {} ({})\n"
       "CUDA:       {}\n"
       "build type: {}",
-      info.version, info.git_commit, info.libtorch, info.libtorch_cuda ? "with CUDA" : "CPU-only",
+      info.version, info.git_commit, info.source_digest, info.libtorch, info.libtorch_cuda ? "with CUDA" : "CPU-only",
       info.cuda_runtime.empty() ? std::string("cpu-only (built without nvcc: no CUDA kernels or timers)")
                                 : fmt::format("runtime {} (CUDA kernels and timers built in)", info.cuda_runtime),
       info.build_type.empty() ? std::string("unknown") : info.build_type);

@@ -34,6 +34,7 @@ json to_json(const run_environment& env) {
               {"cuda_runtime", env.cuda_runtime},
               {"libtorch", env.libtorch},
               {"git_commit", env.git_commit},
+              {"source_digest", env.source_digest},
               {"build_type", env.build_type},
               {"date", env.date},
               {"hostname", env.hostname},
@@ -192,6 +193,8 @@ run_environment environment_from_json(const field_reader& r, const json& j, cons
   env.cuda_runtime = r.get_string(j, p, "cuda_runtime");
   env.libtorch = r.get_string(j, p, "libtorch");
   env.git_commit = r.get_string(j, p, "git_commit");
+  // Optional: files written before the source digest was recorded.
+  if (j.contains("source_digest")) env.source_digest = r.get_string(j, p, "source_digest");
   env.build_type = r.get_string(j, p, "build_type");
   env.date = r.get_string(j, p, "date");
   env.hostname = r.get_string(j, p, "hostname");

@@ -22,7 +22,7 @@ inline constexpr std::string_view results_schema_name = "fusebench-results";
 /// Version this build writes; bump it when a field changes meaning. Version 2 added the run status
 /// (complete, incomplete_reason, planned_cases), the verification tolerances (environment.atol,
 /// environment.rtol) and per case decided_by and tolerance_ratio. environment.shard and
-/// environment.plan_digest came later within version 2: they add meaning, change none, and read as
+/// environment.plan_digest (and environment.source_digest) came later within version 2: they add meaning, change none, and read as
 /// "1/1" and "" where absent.
 inline constexpr int results_schema_version = 2;
 /// Oldest version this build reads. Version 1 files have no run status and are read as complete runs
@@ -39,7 +39,10 @@ struct run_environment {
   std::string driver;               ///< driver version, e.g. "580.65.06 (CUDA 13.0)"
   std::string cuda_runtime;         ///< CUDA runtime version, e.g. "13.0"
   std::string libtorch;             ///< libtorch version of the references, e.g. "2.11.0"
-  std::string git_commit;           ///< commit of the harness that measured
+  std::string git_commit;           ///< commit of the harness that measured (harness/process/build_info.h)
+  /// SHA-256 over the sources that were built (cmake/source_digest.cmake); "" in files written before
+  /// it was recorded. `history` and `compare` check git_commit against it (harness/process/provenance.h).
+  std::string source_digest;
   std::string build_type;           ///< CMAKE_BUILD_TYPE, e.g. "Release"
   std::string date;                 ///< start of the run, ISO-8601 UTC, e.g. "2025-11-22T03:33:00Z"
   std::string hostname;             ///< machine that measured

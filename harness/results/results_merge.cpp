@@ -81,6 +81,9 @@ results_file merge_results(const std::vector<named_results>& parts, const merge_
   merged_env.git_commit = agreed_value("environment.git_commit",
                                        values([](const run_environment& e) { return e.git_commit; }), names,
                                        rules.allow_different_commit, build_hint);
+  merged_env.source_digest = agreed_value("environment.source_digest",
+                                          values([](const run_environment& e) { return e.source_digest; }), names,
+                                          rules.allow_different_commit, build_hint);
   merged_env.libtorch = agreed_value("environment.libtorch", values([](const run_environment& e) { return e.libtorch; }),
                                      names, rules.allow_different_commit, build_hint);
   merged_env.cuda_runtime = agreed_value("environment.cuda_runtime",
@@ -101,6 +104,7 @@ results_file merge_results(const std::vector<named_results>& parts, const merge_
   out.environment.gpu_name = merged_env.gpu_name;
   out.environment.driver = merged_env.driver;
   out.environment.git_commit = merged_env.git_commit;
+  out.environment.source_digest = merged_env.source_digest;
   out.environment.libtorch = merged_env.libtorch;
   out.environment.cuda_runtime = merged_env.cuda_runtime;
   out.environment.build_type = merged_env.build_type;

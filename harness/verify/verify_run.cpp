@@ -874,7 +874,9 @@ int run(const options& opt) {
     if (!*run.stream) throw std::invalid_argument("--case-stream " + opt.case_stream + ": cannot write the file");
   }
   run.report.device = device_name(device);
-  run.report.git_commit = describe_build().git_commit;
+  const build_info build = describe_build();
+  run.report.git_commit = build.git_commit;
+  run.report.source_digest = build.source_digest;
   run.report.seed = opt.seed;
   run.report.atol = checks.atol;
   run.report.rtol = checks.rtol;
