@@ -20,8 +20,12 @@
 #include <vector>
 
 #include "fused/conv3d/simt_fp32_tile.cuh"
+#include "fused/convt3d_bn_sub/centring.cuh"
+#include "fused/convt3d_bn_sub/conv_pass.cuh"
 #include "fused/convt3d_bn_sub/convt3d_bn_sub.h"
-#include "fused/convt3d_bn_sub/plan.h"
+#include "fused/convt3d_bn_sub/finalize.cuh"
+#include "fused/convt3d_bn_sub/prep.cuh"
+#include "fused/convt3d_bn_sub/rows.cuh"
 #include "fused/math/convt_phase.cuh"
 #include "fused/math/tap_box_sums.cuh"
 

@@ -86,9 +86,12 @@
 #include <cstdint>
 
 #include "fused/arch/bulk_copy.cuh"
+#include "fused/convt3d_bn_sub/centring.cuh"
 #include "fused/convt3d_bn_sub/convt3d_bn_sub.h"
+#include "fused/convt3d_bn_sub/finalize.cuh"
 #include "fused/convt3d_bn_sub/passes.cuh"
-#include "fused/convt3d_bn_sub/plan.h"
+#include "fused/convt3d_bn_sub/prep.cuh"
+#include "fused/convt3d_bn_sub/rows.cuh"
 #include "fused/exec/device_exec.cuh"
 #include "fused/runtime/cuda_check.h"
 #include "fused/runtime/plan_util.h"

@@ -13,9 +13,12 @@
 #include <limits>
 #include <vector>
 
+#include "fused/convt3d_bn_sub/centring.cuh"
 #include "fused/convt3d_bn_sub/convt3d_bn_sub.h"
+#include "fused/convt3d_bn_sub/finalize.cuh"
 #include "fused/convt3d_bn_sub/host_passes.h"
-#include "fused/convt3d_bn_sub/plan.h"
+#include "fused/convt3d_bn_sub/prep.cuh"
+#include "fused/convt3d_bn_sub/rows.cuh"
 #include "fused/runtime/plan_util.h"
 
 namespace fb::fused::convt3d_bn_sub {

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "fused/convt3d_bn_sub/plan.h"
+#include "fused/convt3d_bn_sub/conv_pass.cuh"
 #include "fused/exec/host_parallel.h"
 
 namespace fb::fused::convt3d_bn_sub::detail {

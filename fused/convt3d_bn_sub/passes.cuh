@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "fused/convt3d_bn_sub/plan.h"
+#include "fused/convt3d_bn_sub/conv_pass.cuh"
 #include "fused/exec/device_exec.cuh"
 #include "fused/runtime/cuda_check.h"
 

@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "fused/convt3d_bn_sub/plan.h"
+#include "fused/convt3d_bn_sub/finalize.cuh"
+#include "fused/convt3d_bn_sub/rows.cuh"
 #include "property_tests/selftest/boundary.h"
 
 namespace fb::boundary::convt3d_bn_sub {

@@ -1,0 +1,92 @@
+#pragma once
+/// convt3d_scale_bn_gap's gspec program: the weights' height transform G for every row pair.
+
+#include "fused/convt3d_scale_bn_gap/params.cuh"
+
+namespace fb::fused::convt3d_scale_bn_gap::detail {
+
+/// Items (ci, fd, tw, c), c fastest: each reads its k values H1[ci][fd][:][tw][c] once and writes
+/// G[ci][pair][tw][c] = sum_th H1[ci][fd][th][tw][c] e^{-2pi i th fh / H'} for every pair (fd, fh)
+/// of depth plane fd (taps summed in order th = 0, 1, ...). The gemm then only copies G: computed
+/// inside the gemm, every block formed it for all pairs it touched (~4.75x redundant at the default
+/// config) and spent ~40% of its issue slots on it.
+FB_HOST_DEVICE int64_t gspec_items(const params& p) { return p.training ? p.Ci * p.NDP * p.k * p.Co : 0; }
+FB_HOST_DEVICE int64_t gspec_blocks(const params& p) { return (gspec_items(p) + k_threads - 1) / k_threads; }
+FB_HOST_DEVICE std::size_t gspec_smem(const params& p) { return align16(static_cast<std::size_t>(p.Nh) * sizeof(cplx)); }
+
+/// The first pair of depth plane fd and the plane's pair count (dft::pair_at's numbering).
+FB_HOST_DEVICE void plane_pairs(const dft::row_pairs& rp, int64_t fd, int64_t& first, int64_t& count) {
+  if (fd == 0) {
+    first = 0;
+    count = rp.n_edge;
+  } else if (fd <= rp.n_interior) {
+    first = rp.n_edge + (fd - 1) * rp.nh;
+    count = rp.nh;
+  } else {  // fd = nd/2, nd even
+    first = rp.n_edge + rp.n_interior * rp.nh;
+    count = rp.n_edge;
+  }
+}
+
+FB_HOST_DEVICE void gspec_item(const params& p, unsigned char* smem, int64_t block, int t) {
+  const int64_t i = block * k_threads + t;
+  if (i >= gspec_items(p)) return;
+  const cplx* twh = at<cplx>(smem, 0);
+  const int64_t k = p.k;
+  const int64_t c = i % p.Co;
+  int64_t rest = i / p.Co;
+  const int64_t tw = rest % k;
+  rest /= k;
+  const int64_t fd = rest % p.NDP;
+  const int64_t ci = rest / p.NDP;
+  const cplx* h = p.h1 + ((ci * p.NDP + fd) * k * k + tw) * p.Co + c;  // + th * k * C_out
+  int64_t first = 0, count = 0;
+  plane_pairs(p.pairs, fd, first, count);
+  cplx* g = p.G + ((ci * p.pairs.count + first) * k + tw) * p.Co + c;  // + q * k * C_out
+  const int64_t th_stride = k * p.Co;
+  if (p.k <= k_tap_batch) {
+    cplx v[k_tap_batch];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int th = 0; th < k_tap_batch; ++th) v[th] = th < p.k ? load_ro(h + th * th_stride) : cplx{0.0f, 0.0f};
+    for (int64_t q = 0; q < count; ++q) {  // fh = q
+      cplx acc{0.0f, 0.0f};
+      int m = 0;  // (th * fh) mod Nh
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int th = 0; th < k_tap_batch; ++th) {
+        if (th < p.k) {
+          dft::cmac(acc, v[th], twh[m]);
+          m += static_cast<int>(q);
+          if (m >= p.Nh) m -= p.Nh;
+        }
+      }
+      g[q * th_stride] = acc;
+    }
+    return;
+  }
+  for (int64_t q = 0; q < count; ++q) {
+    cplx acc{0.0f, 0.0f};
+    int m = 0;
+    for (int th = 0; th < p.k; ++th) {
+      dft::cmac(acc, load_ro(h + th * th_stride), twh[m]);
+      m += static_cast<int>(q);
+      if (m >= p.Nh) m -= p.Nh;
+    }
+    g[q * th_stride] = acc;
+  }
+}
+
+template <class Ex>
+FB_HOST_DEVICE void gspec_program(Ex& ex, const params& p, int64_t block, unsigned char* smem) {
+  ex.each_thread([&](int t, no_state&) {
+    cplx* twh = at<cplx>(smem, 0);
+    for (int m = t; m < p.Nh; m += k_threads) twh[m] = dft::unit_root(m, p.Nh);
+  });
+  ex.sync();
+  ex.each_thread([&](int t, no_state&) { gspec_item(p, smem, block, t); });
+}
+
+}  // namespace fb::fused::convt3d_scale_bn_gap::detail

@@ -1,0 +1,143 @@
+#pragma once
+/// convt3d_scale_bn_gap's block programs' common ground: block sizes and register tiles, the
+/// kernels' params, read-only loads and asynchronous copies (cp.async on the GPU, a plain copy on
+/// the host), and the stateless per-thread state. The programs: fused/convt3d_scale_bn_gap/programs.cuh.
+
+#include <cstddef>
+#include <cstdint>
+#include "fused/arch/host_device.cuh"
+#include "fused/arch/read_only.cuh"
+#include "fused/math/batch_norm.cuh"
+#include "fused/math/dft.cuh"
+
+namespace fb::fused::convt3d_scale_bn_gap::detail {
+
+using dft::cplx;
+using dft::cplx2;
+
+constexpr int k_threads = 256;  ///< threads of every block
+constexpr int k_units = 8;      ///< gemm: frequency units per block, one per warp
+constexpr int k_lanes = 32;     ///< gemm: output channels per block, one per lane
+constexpr int k_jmax = 8;       ///< x: fw columns of the w-stage register tile (chunks hold <= 8)
+constexpr int k_jt = 4;         ///< x: fw columns per thread item of the h- and d-stages
+constexpr int k_fh = 3;         ///< x: fh pairs per h-stage item (register tile k_jt x k_fh)
+constexpr int k_fd = 4;         ///< x: fd pairs per d-stage item (register tile k_jt x k_fd)
+static_assert(k_jt == 4 && k_fd == 4, "x_d_stage and load_jt spell out 4 columns and 4 pairs");
+constexpr int k_slices = 8;     ///< reduce: warps, each summing 4 interleaved slices of the groups
+constexpr int k_max_tb = 16;    ///< gemm: largest batch tile (accumulators: 2 rows x tb complex)
+
+/// Everything the kernels read: pointers, sizes, the derived decomposition (fused/
+/// convt3d_scale_bn_gap/plan.h fills it) and the scalars.
+struct params {
+  // inputs, parameters, in-place buffers, output
+  const float* x;
+  const float* weight;
+  const float* conv_bias;
+  const float* gamma;
+  const float* beta;
+  float* running_mean;
+  float* running_var;
+  int64_t* num_batches_tracked;
+  float* out;
+  // workspace
+  double* S;        ///< [B][C_in] spatial sums of x
+  double* wsum;     ///< [C_in][C_out] tap sums of w
+  double* ybar;     ///< [B][C_out]
+  double* m2;       ///< [B][C_out] centred sums of squares (training)
+  double* partial;  ///< [n_groups][B][C_out] (training)
+  cplx* h1;         ///< [C_in][NDP][k][k][C_out] (training)
+  cplx* X;          ///< [D'*H'][C_in][B][Fw] (training)
+  cplx* G;          ///< [C_in][pairs.count][k][C_out] (training)
+  // sizes
+  int64_t B, Ci, Co;
+  int D, H, W, k;
+  int Nd, Nh, Nw;  ///< DFT sizes = conv output sizes n + k - 1
+  int Fw;          ///< half spectrum along w: Nw/2 + 1
+  int NDP, NHP;    ///< Nd/2 + 1, Nh/2 + 1 (mirrored output pairs of the d- and h-stages)
+  int64_t n_out;   ///< N' = Nd*Nh*Nw
+  // gemm decomposition
+  dft::row_pairs pairs;
+  int64_t n_units;   ///< pairs.count * Fw: unit u = (pair u / Fw, column u % Fw)
+  int64_t n_groups;  ///< ceil(n_units / k_units)
+  int n_ctiles;      ///< ceil(C_out / k_lanes)
+  int n_btiles;      ///< ceil(B / tb)
+  int tb;            ///< batch tile (1, 2, 4, 8 or 16), the kernel's template argument
+  int kc;            ///< input channels per staged chunk
+  int npb;           ///< row pairs a group can touch (shared-memory rows of G)
+  // x decomposition
+  int js;          ///< fw columns per chunk (4 or 8): row stride of the w- and h-stage tiles
+  int n_fwchunks;  ///< ceil(Fw / js)
+  int slab_rows;   ///< input rows (d, h) per thread row slot, <= k_threads
+  int xr;          ///< x: rows per thread in the w-stage (1 or 2): xr slabs are staged at once
+  // scalars
+  double scale, eps, momentum;
+  bool training;
+};
+
+/// Read-only loads of data written before the kernel started (fused/arch/read_only.cuh; here
+/// also for complex values).
+using fb::fused::load_ro;
+FB_HOST_DEVICE cplx load_ro(const cplx* p) {
+#if defined(__CUDA_ARCH__)
+  const float2 v = __ldg(reinterpret_cast<const float2*>(p));
+  return {v.x, v.y};
+#else
+  return *p;
+#endif
+}
+
+/// dst = (ok ? *src : 0) for an 8-byte value, global -> shared. On the device an asynchronous copy
+/// (cp.async, zero-filled when !ok: src is then not read), completed by copy_wait() in the same
+/// thread before the next barrier; on the host a plain copy. No registers hold the value, so a
+/// thread can have all of its copies in flight at once.
+FB_HOST_DEVICE void copy8_async(cplx* dst, const cplx* src, bool ok) {
+#if defined(__CUDA_ARCH__)
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 8 : 0) : "memory");
+#else
+  *dst = ok ? *src : cplx{0.0f, 0.0f};
+#endif
+}
+/// dst = *src for a 4-byte value, global -> shared, likewise asynchronous on the device.
+FB_HOST_DEVICE void copy4_async(float* dst, const float* src) {
+#if defined(__CUDA_ARCH__)
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
+#else
+  *dst = *src;
+#endif
+}
+FB_HOST_DEVICE void copy_wait() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+/// Closes the thread's current group of asynchronous copies.
+FB_HOST_DEVICE void copy_commit() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+/// Waits for all of the thread's copy groups but the most recently committed one.
+FB_HOST_DEVICE void copy_wait_all_but_last() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+#endif
+}
+
+FB_HOST_DEVICE std::size_t align16(std::size_t n) { return (n + 15) & ~static_cast<std::size_t>(15); }
+FB_HOST_DEVICE int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+template <class T>
+FB_HOST_DEVICE T* at(unsigned char* smem, std::size_t off) {
+  return reinterpret_cast<T*>(smem + off);
+}
+
+/// No per-thread state.
+struct no_state {};
+
+/// Taps held in registers by the loops over a kernel dimension (prep's depth taps, the gemm's G
+/// load batches).
+constexpr int k_tap_batch = 8;
+
+}  // namespace fb::fused::convt3d_scale_bn_gap::detail

@@ -1,0 +1,84 @@
+#pragma once
+/// convt3d_scale_bn_gap's reduce program: m2 and ybar per (b, c).
+
+#include "fused/convt3d_scale_bn_gap/params.cuh"
+
+namespace fb::fused::convt3d_scale_bn_gap::detail {
+
+FB_HOST_DEVICE int64_t reduce_ctiles(const params& p) { return (p.Co + k_lanes - 1) / k_lanes; }
+FB_HOST_DEVICE int64_t reduce_blocks(const params& p) { return p.B * reduce_ctiles(p); }
+constexpr std::size_t k_reduce_smem = k_slices * k_lanes * sizeof(double);
+
+/// Warp s's share of the group sum for 32 channels: 4 interleaved slices q = s + 8j (j = 0..3) of
+/// the 32, slice q summing groups q, q + 32, ... in order, then the 4 in order. Four independent
+/// accumulators and 16 loads in flight per thread: only B * C_out/32 blocks run (64 at the
+/// default), and a single chain per thread would wait for ~100 L2/DRAM round trips in a row.
+FB_HOST_DEVICE void reduce_slices(const params& p, unsigned char* smem, int64_t b, int64_t ct, int t) {
+  const int s = t / k_lanes;
+  const int c = t % k_lanes;
+  const int64_t cg = ct * k_lanes + c;
+  constexpr int k_sub = 4;
+  double acc[k_sub] = {0.0, 0.0, 0.0, 0.0};
+  if (cg < p.Co) {
+    const double* col = p.partial + b * p.Co + cg;  // + g * B * C_out
+    const int64_t stride = p.B * p.Co;
+    // k_rounds rounds of loads go out before any is added (16 in flight per thread: the kernel is
+    // latency-bound); each accumulator still adds its groups in increasing order.
+    constexpr int k_rounds = 4;
+    for (int64_t g0 = 0; g0 < p.n_groups; g0 += k_slices * k_sub * k_rounds) {
+      double v[k_rounds][k_sub];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int r = 0; r < k_rounds; ++r)
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+        for (int j = 0; j < k_sub; ++j) {
+          const int64_t g = g0 + k_slices * k_sub * r + s + k_slices * j;
+          v[r][j] = g < p.n_groups ? load_ro(col + g * stride) : 0.0;
+        }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int r = 0; r < k_rounds; ++r)
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+        for (int j = 0; j < k_sub; ++j)
+          if (g0 + k_slices * k_sub * r + s + k_slices * j < p.n_groups) acc[j] += v[r][j];
+    }
+  }
+  at<double>(smem, 0)[s * k_lanes + c] = ((acc[0] + acc[1]) + acc[2]) + acc[3];
+}
+
+/// m2[b, c] = scale^2 / N' * (slices in order) (training); ybar[b, c] = scale * (bias_c + (1/N')
+/// sum_ci S[b, ci] Wsum[ci, c]).
+FB_HOST_DEVICE void reduce_finish(const params& p, unsigned char* smem, int64_t b, int64_t ct, int t) {
+  if (t >= k_lanes) return;
+  const int64_t c = ct * k_lanes + t;
+  if (c >= p.Co) return;
+  const double n = static_cast<double>(p.n_out);
+  if (p.training) {
+    const double* red = at<double>(smem, 0);
+    double tot = 0.0;
+    for (int s = 0; s < k_slices; ++s) tot += red[s * k_lanes + t];
+    p.m2[b * p.Co + c] = p.scale * p.scale * (tot / n);
+  }
+  double acc = 0.0;
+  for (int64_t ci = 0; ci < p.Ci; ++ci) acc = dft::dfma(load_ro(p.S + b * p.Ci + ci), load_ro(p.wsum + ci * p.Co + c), acc);
+  p.ybar[b * p.Co + c] = p.scale * (static_cast<double>(load_ro(p.conv_bias + c)) + acc / n);
+}
+
+template <class Ex>
+FB_HOST_DEVICE void reduce_program(Ex& ex, const params& p, int64_t block, unsigned char* smem) {
+  const int64_t ct = block % reduce_ctiles(p);
+  const int64_t b = block / reduce_ctiles(p);
+  if (p.training) {
+    ex.each_thread([&](int t, no_state&) { reduce_slices(p, smem, b, ct, t); });
+    ex.sync();
+  }
+  ex.each_thread([&](int t, no_state&) { reduce_finish(p, smem, b, ct, t); });
+}
+
+}  // namespace fb::fused::convt3d_scale_bn_gap::detail
