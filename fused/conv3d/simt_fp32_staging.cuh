@@ -2,50 +2,19 @@
 /// The fp32 CUDA-core tile loop's staging: a block's x tile and a phase's weights copied into
 /// shared memory (cp.async on the GPU, plain copies on the host).
 
+#include "fused/arch/cp_async.cuh"
 #include "fused/conv3d/simt_fp32_geometry.cuh"
 
 namespace fb::fused::convt3d_tile {
-
-/// Copies of staged data into shared memory. On the GPU they are asynchronous (cp.async: the load
-/// goes straight to shared memory, no register holds it, and every copy of a staging step is in
-/// flight at once; measured on an H100, the register round trip with 4 loads in flight per thread
-/// left the #15 passes waiting on global loads ~30% of their samples); copy_async_wait() then waits
-/// for this thread's copies, and a barrier after it publishes them to the block. On the host they
-/// are plain copies and the wait does nothing. The values are the same either way.
-FB_HOST_DEVICE void copy_async_f32(float* dst, const float* src) {
-#if defined(__CUDA_ARCH__)
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(src) : "memory");
-#else
-  *dst = *src;
-#endif
-}
-
-/// 16 bytes, both addresses 16-byte aligned.
-FB_HOST_DEVICE void copy_async_f128(float* dst, const float* src) {
-#if defined(__CUDA_ARCH__)
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-#else
-  for (int u = 0; u < 4; ++u) dst[u] = src[u];
-#endif
-}
-
-/// Waits for every copy this thread has issued (copy_async_*).
-FB_HOST_DEVICE void copy_async_wait() {
-#if defined(__CUDA_ARCH__)
-  asm volatile("cp.async.wait_all;" ::: "memory");
-#endif
-}
 
 /// Stages input channels [cc*ci_chunk, ...) of the block's x tile into xs, zeros outside the input.
 /// centre (may be null): per (b, ci) fp32 values [b * c_in + ci] subtracted from x inside the input
 /// (x - c, one rounding); outside the input the tile stays 0.
 /// Thread tid: warps take rows (ci, xd, xh) in turn, lanes the first 32 columns (coalesced); the
 /// J0 - 1 remaining columns of every row are spread over all threads. The copies are asynchronous
-/// (copy_async_f32); with centres the thread waits for its own and subtracts the centre from the
+/// (cp_async_4); with centres the thread waits for its own and subtracts the centre from the
 /// same elements (the value x - c of the synchronous version, bit for bit). Without centres the
-/// caller waits (copy_async_wait) before the barrier that publishes the tile.
+/// caller waits (cp_async_wait_all) before the barrier that publishes the tile.
 template <int kJ0>
 FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, int tid, const float* x,
                             const float* centre, float* xs) {
@@ -94,7 +63,7 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
       const int id = id0 + xd, ih = ih0 + xh;
       float* dst = xs + row * xl.xw + lane;
       if (lane_in && id >= 0 && id < D && ih >= 0 && ih < H) {
-        copy_async_f32(dst, xb + off);
+        cp_async_4(dst, xb + off);
         copied |= 1u << i;
       } else {
         *dst = 0.0f;
@@ -112,7 +81,7 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
       }
     }
     if (cb == nullptr || copied == 0) continue;
-    copy_async_wait();
+    cp_async_wait_all();
     ci = batch0 / rows_per_ci;
     rem = batch0 - ci * rows_per_ci;
     for (int i = 0; i < 32; ++i) {
@@ -140,12 +109,12 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
     each_tail([&](int row, int col, const float* src) {
       float* dst = xs + row * xl.xw + col;
       if (src != nullptr)
-        copy_async_f32(dst, src);
+        cp_async_4(dst, src);
       else
         *dst = 0.0f;
     });
     if (cb == nullptr) return;
-    copy_async_wait();
+    cp_async_wait_all();
     each_tail([&](int row, int col, const float* src) {
       if (src == nullptr) return;
       float* dst = xs + row * xl.xw + col;
@@ -156,14 +125,14 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
 
 /// Stages the weights of phase `pp`, input-channel chunk cc: one contiguous copy of the arranged
 /// weights (ci of the chunk x taps of the phase x k_co_block) into ws, 16 bytes at a time,
-/// asynchronously (copy_async_f128: the caller waits before the barrier that publishes them).
+/// asynchronously (cp_async_16: the caller waits before the barrier that publishes them).
 FB_HOST_DEVICE void stage_w(const geometry& g, const block_pos& bp, const phase_pos& pp, int64_t phase_offset,
                             int64_t cc, int tid, const float* wt, float* ws) {
   const int64_t ci0 = cc * g.ci_chunk;
   const int64_t n_ci = min_i64(g.ci_chunk, g.c_in - ci0);
   const float* src = wt + bp.cob * g.wt_co_block_floats + phase_offset + ci0 * pp.taps * k_co_block;
   const int n4 = static_cast<int>(n_ci * pp.taps * (k_co_block / 4));
-  for (int e = tid; e < n4; e += k_threads) copy_async_f128(ws + 4 * e, src + 4 * e);
+  for (int e = tid; e < n4; e += k_threads) cp_async_16(ws + 4 * e, src + 4 * e);
 }
 
 }  // namespace fb::fused::convt3d_tile

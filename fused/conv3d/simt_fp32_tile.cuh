@@ -141,7 +141,7 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
           if (pp.taps > 0) stage_w(g, bp, pp, phase_offset, cc, tid, wt, ws);
           if (cc == 0) policy.phase_begin(tid, bp, pp, region);
         }
-        copy_async_wait();
+        cp_async_wait_all();
       });
       ex.sync();
       if (prefetch && ph + 1 < static_cast<int>(g.n_phases))

@@ -12,20 +12,13 @@
 //   eval:     finalize -> pass 2 (the convolution, out = scale_c * (y - ybar) from the accumulators).
 //
 // Two passes, which? Training MATERIALISES y - ybar (the output's size, fp32, in the workspace)
-// rather than convolving twice. Measured on an H100 (default config, ncu, 2026-11-25): the second
-// convolution pass took 452 us and moved 574 MB through DRAM for a 252 MB output, because a warp's
-// lanes store every s-th float of a row and each 32-byte sector got its halves from two phases
-// ~15 us apart: each half became a DRAM read-modify-write (probes/store_sectors: two kernels writing
-// the halves of 252 MB took 366 us, one writing it whole 92 us). Now pass 1 stores y - ybar in
-// phase-major order (a phase's outputs are consecutive floats: whole sectors, 228 MB of DRAM
-// writes) and costs 380 us against 355 without stores; the rows launch reads 252 MB and writes
-// 235 MB in 191 us (its bytes at 3 TB/s: ~165 us). Total 875 -> 647 us. Then (same session):
-// the phase loop without divisions (phase_after) and x centred once in prep (centred_x): pass 1
-// 359 us; finalize 22 -> 8 us; total 610 us (prep 28, means 20, tables 8, pass 1 359, finalize 8,
-// rows 188). Later that day (NOTES.md, second session): pass 1's epilogue and staging with ~10%
-// fewer instructions (317 us), means and tables in one centring launch (20 us), and the pass
-// kernels and the rows launch as programmatic dependents of the launch before them: 549 us in the
-// gate's bench. Cost: 252 MB + 16 MB more workspace at the default (convt3d_bn_sub.h).
+// rather than convolving twice: a second convolution's stores (a warp's lanes write every s-th
+// float of a row, one phase at a time) reach DRAM as read-modify-writes of partial sectors, where
+// pass 1 stores a phase's outputs as consecutive floats (phase-major: whole sectors) and the rows
+// launch reads them back and writes the output in its own order. Cost: 252 MB + 16 MB more
+// workspace at the default (convt3d_bn_sub.h). The measurements behind this and every later step:
+// reports/nvidia-h100-80gb-hbm3/NOTES.md (2026-11-25 sessions; 2026-11-28 holds what this comment
+// used to say).
 //
 // Statistics scheme: EXACT MEANS FIRST, then centred sums. Why this and not per-tile (count, mean,
 // M2) merged with Chan's formula: the mean of every (b, c) follows exactly and cheaply from the
@@ -54,27 +47,9 @@
 // cores.
 //
 // Threads whose phase has no output (tile edges, padded channels) skip the tap loop.
-// Resources (nvcc 13, sm_90, -Xptxas -v, 2026-11-25; fused/convt3d_bn_sub_pass_j2_*.cu): the
-// default path (J0 = 2, one channel chunk) holds 128 registers in the statistics pass with no
-// spills and 128 in the (eval) writing pass with 8 bytes of spill stores / 4 of loads; dynamic
-// shared memory per the plan (smem_stats_bytes, smem_write_bytes); two blocks per SM (the register
-// limit of __launch_bounds__(256, 2)). The chunked instantiations (C_in beyond what fits, e.g. > 23
-// at k=3, s=2) keep both register tiles live through staging and spill more (J0 = 2: 80 / 104
-// bytes statistics, 112 / 180 bytes writing).
-//
-// Measured earlier (H100 80GB HBM3, 2026-11-23, fused_cuda_selftest --bench, default config, training,
-// both passes convolving):
-//   before the accuracy work (one accumulator per output, 4 h x 16 channel register tiles): 713 us
-//     (prep 21, means 10.4, pass 1 240, finalize 21, pass 2 429 us, ncu);
-//   after it (two-level accumulation with 4 x 8 tiles, x centred per (b, ci), per-output centres at
-//     the borders): 1130.8 us (prep 29.1, means 27.9, pass 1 587.0, finalize 22.9, pass 2 718.5 us,
-//     ncu; pass 2 moved 640 MB through DRAM for a 268 MB output). Self-test: 316 configs bitwise
-//     equal to the host executor. The accuracy is needed (the single accumulator was up to 3.4x less
-//     accurate than libtorch against fp64 on offset inputs, and failed the gate); the 1.6x slowdown
-//     is not. Not yet separated: how much comes from the halved register tile (half the FMAs per
-//     x and weight load) and how much from the centring epilogue. Next: measure centring alone on
-//     the 4 x 16 tile (CPU first: is it as accurate as libtorch on the fuzz domain?), then the
-//     full-sector stores of pass 2.
+// Resources: two blocks per SM (the register limit of __launch_bounds__(256, 2)); dynamic shared
+// memory per the plan (smem_stats_bytes, smem_write_bytes). Registers and spills of each
+// instantiation (ptxas -v) and the timings of earlier versions: NOTES.md, as above.
 //
 // Determinism: no atomics at all. Every partial has one owner (thread slot, block slice, tile,
 // channel) and every reduction a fixed order that does not depend on the grid or the SM count;

@@ -21,7 +21,7 @@ FB_HOST_DEVICE void stage_class_table(const plan& pl, const args& a, int tid, co
   constexpr int kPerCombo = 2 * k_co_block / 4;  // float4s per class combination
   for (int e = tid; e < tile::k_class_combos * kPerCombo; e += k_threads) {
     const int combo = e / kPerCombo, part = e % kPerCombo;
-    tile::copy_async_f128(tab + combo * 2 * k_co_block + 4 * part, src + combo * 2 * co_pad + 4 * part);
+    cp_async_16(tab + combo * 2 * k_co_block + 4 * part, src + combo * 2 * co_pad + 4 * part);
   }
 }
 

@@ -149,7 +149,7 @@ FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned c
     const int64_t bg = static_cast<int64_t>(id.bt) * TB + b;
     const bool ok = ui.valid && bg < p.B;
     const int64_t off = ok ? (r ? ui.xc : ui.xr) + ((ci0 + kc) * p.B + bg) * p.Fw : 0;
-    copy8_async(xs + ((kc * k_units + w) * 2 + r) * TB + b, p.X + off, ok);
+    cp_async_8_or_zero(xs + ((kc * k_units + w) * 2 + r) * TB + b, p.X + off, ok);
   }
   // G: warp w takes the rows (kc, pair, tw) w, w + 8, ... (counters stepped, not divided); the lane
   // is the output channel, so a warp copies 32 consecutive values.
@@ -164,10 +164,10 @@ FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned c
   int kc = w / (p.k * id.npb);
   for (int row = w; row < rows; row += kstep) {
     const int64_t off = cok ? (((ci0 + kc) * p.pairs.count + id.p_lo + pl) * p.k + tw) * p.Co + cg : 0;
-    copy8_async(gs + ((kc * p.npb + pl) * p.k + tw) * k_lanes + lane, p.G + off, cok);
+    cp_async_8_or_zero(gs + ((kc * p.npb + pl) * p.k + tw) * k_lanes + lane, p.G + off, cok);
     gemm_combo_step(kc, pl, tw, kstep, p.k, id.npb);
   }
-  copy_commit();
+  cp_async_commit();
 }
 
 /// Thread (warp = unit, lane = output channel): for each staged input channel, W of its row and
@@ -270,9 +270,9 @@ FB_HOST_DEVICE void gemm_program(Ex& ex, const params& p, int64_t block, unsigne
     ex.each_thread([&](int t, gemm_state<TB>&) {
       if (next < p.Ci) {  // the next chunk's copies go out before this chunk's are awaited
         gemm_stage<TB>(p, L, smem, id, next, static_cast<int>(min64(p.kc, p.Ci - next)), buf ^ 1, t);
-        copy_wait_all_but_last();
+        cp_async_wait_all_but_last();
       } else {
-        copy_wait();
+        cp_async_wait_all();
       }
     });
     ex.sync();

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include "fused/arch/cp_async.cuh"
 #include "fused/arch/host_device.cuh"
 #include "fused/arch/read_only.cuh"
 #include "fused/math/batch_norm.cuh"
@@ -83,45 +84,6 @@ FB_HOST_DEVICE cplx load_ro(const cplx* p) {
   return {v.x, v.y};
 #else
   return *p;
-#endif
-}
-
-/// dst = (ok ? *src : 0) for an 8-byte value, global -> shared. On the device an asynchronous copy
-/// (cp.async, zero-filled when !ok: src is then not read), completed by copy_wait() in the same
-/// thread before the next barrier; on the host a plain copy. No registers hold the value, so a
-/// thread can have all of its copies in flight at once.
-FB_HOST_DEVICE void copy8_async(cplx* dst, const cplx* src, bool ok) {
-#if defined(__CUDA_ARCH__)
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 8 : 0) : "memory");
-#else
-  *dst = ok ? *src : cplx{0.0f, 0.0f};
-#endif
-}
-/// dst = *src for a 4-byte value, global -> shared, likewise asynchronous on the device.
-FB_HOST_DEVICE void copy4_async(float* dst, const float* src) {
-#if defined(__CUDA_ARCH__)
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
-#else
-  *dst = *src;
-#endif
-}
-FB_HOST_DEVICE void copy_wait() {
-#if defined(__CUDA_ARCH__)
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-#endif
-}
-/// Closes the thread's current group of asynchronous copies.
-FB_HOST_DEVICE void copy_commit() {
-#if defined(__CUDA_ARCH__)
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-/// Waits for all of the thread's copy groups but the most recently committed one.
-FB_HOST_DEVICE void copy_wait_all_but_last() {
-#if defined(__CUDA_ARCH__)
-  asm volatile("cp.async.wait_group 1;\n" ::: "memory");
 #endif
 }
 

@@ -10,9 +10,9 @@
 ///   ex.each_thread(f)  calls f(thread index t, State& thread's state) for the block's threads
 ///   ex.sync()          __syncthreads() on the device, nothing on the host
 /// where State is the program's per-thread register state (registers on the device, an array of
-/// 256 on the host). Global -> shared copies go through copy8_async / copy4_async (cp.async on the
-/// device, completed by copy_wait* in the same thread before the next barrier; a plain copy on the
-/// host), so the device can keep many in flight without registers.
+/// 256 on the host). Global -> shared copies go through fused/arch/cp_async.cuh (cp.async on the
+/// device, completed by the same thread's wait before the next barrier; a plain copy on the host),
+/// so the device can keep many in flight without registers.
 ///
 /// Kernels, in launch order (training; eval runs prep without H1, x_program without the DFT, reduce
 /// without m2, finish):

@@ -141,7 +141,7 @@ FB_HOST_DEVICE void x_stage_rows(const params& p, const x_layout& L, unsigned ch
   const int step_r = k_threads / p.W;
   const int step_w = k_threads - step_r * p.W;
   for (int i = t; i < nr * p.W; i += k_threads) {
-    copy4_async(xs + rr * (p.W + 1) + w, src + i);
+    cp_async_4(xs + rr * (p.W + 1) + w, src + i);
     rr += step_r;
     w += step_w;
     if (w >= p.W) {
@@ -149,7 +149,7 @@ FB_HOST_DEVICE void x_stage_rows(const params& p, const x_layout& L, unsigned ch
       ++rr;
     }
   }
-  copy_wait();
+  cp_async_wait_all();
 }
 
 /// Thread t's staged row: its fp64 sum into red[t] (0 past the slab), and into the thread's share of

@@ -7,8 +7,16 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 tree="${1:-$root}"
 out="${2:-$root/build/probe/k34_time}"
 mkdir -p "$(dirname "$out")"
+# The #34 sources of TREE: fused/<id>/ since issue 39, fused/ and fused/common/ before (older trees,
+# as the ones probes/k34_time/patches/ apply to; k34_time.cu's own includes then come from this
+# repository, so the tree's #34 API must match this one's).
+if [[ -f "$tree/fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale.cu" ]]; then
+  sources=("$tree/fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale.cu" "$tree/fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale_host.cpp" "$tree/fused/runtime/device_info.cu")
+else
+  sources=("$tree/fused/convt3d_ln_gelu_scale.cu" "$tree/fused/convt3d_ln_gelu_scale_host.cpp" "$tree/fused/common/device_info.cu")
+fi
 nvcc -O3 -std=c++17 -arch=sm_90 -lineinfo -Xptxas -v -I"$tree" -I"$root" "$root/probes/k34_time/k34_time.cu" \
-  "$tree/fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale.cu" "$tree/fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale_host.cpp" "$tree/fused/runtime/device_info.cu" -o "$out" 2>&1 |
+  "${sources[@]}" -o "$out" 2>&1 |
   grep -E "error|warning|spill|registers" || true
 test -x "$out"
 echo "built $out"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summaries of the block-phase traces the wip/issue-22-fifth builds write to FB_TRACE_FILE.
+"""Summaries of the block-phase traces the issue-22 fifth-session builds write to FB_TRACE_FILE.
 
   trace_report.py blocks FILE       8afec9d + block-phase-trace.patch: 10 words a block (smid, then
                                     start, x staged, loop 0 end, koff 1 staged, loop 1 end, finish
