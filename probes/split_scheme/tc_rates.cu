@@ -14,6 +14,7 @@
 
 #include "fused/runtime/cuda_check.h"
 #include "probes/probe_main.h"
+#include "probes/tc_precision/tc_common.cuh"  // time_ms: the median of 5 event-timed runs
 
 
 __device__ __forceinline__ void mma_s8(int (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
@@ -215,28 +216,6 @@ __global__ void __launch_bounds__(256, 1) f64_rate_kernel(int iters, int* sink) 
   for (int j = 0; j < kAcc; ++j)
     for (int i = 0; i < 4; ++i) s += d[j][i];
   if (s == 123.456) sink[threadIdx.x] = 1;
-}
-
-template <class L>
-double time_ms(L launch) {
-  cudaEvent_t e0, e1;
-  FB_CUDA_CHECK(cudaEventCreate(&e0));
-  FB_CUDA_CHECK(cudaEventCreate(&e1));
-  launch();
-  FB_CUDA_CHECK(cudaGetLastError());
-  FB_CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<float> ms;
-  for (int r = 0; r < 5; ++r) {
-    FB_CUDA_CHECK(cudaEventRecord(e0));
-    launch();
-    FB_CUDA_CHECK(cudaEventRecord(e1));
-    FB_CUDA_CHECK(cudaEventSynchronize(e1));
-    float m = 0;
-    FB_CUDA_CHECK(cudaEventElapsedTime(&m, e0, e1));
-    ms.push_back(m);
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[2];
 }
 
 template <int N>
