@@ -218,13 +218,14 @@ __global__ void __launch_bounds__(256, 1) f64_rate_kernel(int iters, int* sink) 
   if (s == 123.456) sink[threadIdx.x] = 1;
 }
 
-template <int N>
-bool wg_check() {
-  std::vector<int8_t> A(64 * 32), B(N * 32);
-  uint32_t s = 12345;
+// One rows x n (k = 32) s8 product through `launch(A, B, out)` against the integer product on the
+// CPU: A [rows][32], B [n][32] (k contiguous) drawn from an LCG with `seed`, out [rows][n].
+template <class Launch>
+bool integer_product_check(const char* label, int rows, int n, uint32_t seed, Launch launch) {
+  std::vector<int8_t> A(rows * 32), B(n * 32);
   auto rnd = [&] {
-    s = s * 1664525u + 1013904223u;
-    return static_cast<int8_t>(static_cast<int>(s >> 24) - 128);
+    seed = seed * 1664525u + 1013904223u;
+    return static_cast<int8_t>(static_cast<int>(seed >> 24) - 128);
   };
   for (auto& v : A) v = rnd();
   for (auto& v : B) v = rnd();
@@ -232,58 +233,39 @@ bool wg_check() {
   int* dO;
   FB_CUDA_CHECK(cudaMalloc(&dA, A.size()));
   FB_CUDA_CHECK(cudaMalloc(&dB, B.size()));
-  FB_CUDA_CHECK(cudaMalloc(&dO, 64 * N * sizeof(int)));
+  FB_CUDA_CHECK(cudaMalloc(&dO, static_cast<std::size_t>(rows) * n * sizeof(int)));
   FB_CUDA_CHECK(cudaMemcpy(dA, A.data(), A.size(), cudaMemcpyHostToDevice));
   FB_CUDA_CHECK(cudaMemcpy(dB, B.data(), B.size(), cudaMemcpyHostToDevice));
-  wg_check_kernel<N><<<1, 128>>>(dA, dB, dO);
+  launch(dA, dB, dO);
   FB_CUDA_CHECK(cudaGetLastError());
-  std::vector<int> out(64 * N);
+  std::vector<int> out(static_cast<std::size_t>(rows) * n);
   FB_CUDA_CHECK(cudaMemcpy(out.data(), dO, out.size() * sizeof(int), cudaMemcpyDeviceToHost));
   int bad = 0;
-  for (int r = 0; r < 64; ++r)
-    for (int n = 0; n < N; ++n) {
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < n; ++c) {
       int ref = 0;
-      for (int k = 0; k < 32; ++k) ref += A[r * 32 + k] * B[n * 32 + k];
-      bad += out[r * N + n] != ref;
+      for (int k = 0; k < 32; ++k) ref += A[r * 32 + k] * B[c * 32 + k];
+      bad += out[r * n + c] != ref;
     }
-  std::printf("LAYOUT wgmma m64n%dk32 s8 (SS)      %s (%d of %d outputs differ from the integer product)\n", N,
-              bad ? "FAIL" : "PASS", bad, 64 * N);
+  std::printf("LAYOUT %-32s %s (%d of %d outputs differ from the integer product)\n", label, bad ? "FAIL" : "PASS",
+              bad, rows * n);
   FB_CUDA_CHECK(cudaFree(dA));
   FB_CUDA_CHECK(cudaFree(dB));
   FB_CUDA_CHECK(cudaFree(dO));
   return bad == 0;
 }
 
+template <int N>
+bool wg_check() {
+  char label[48];
+  std::snprintf(label, sizeof label, "wgmma m64n%dk32 s8 (SS)", N);
+  return integer_product_check(label, 64, N, 12345,
+                               [](const int8_t* a, const int8_t* b, int* o) { wg_check_kernel<N><<<1, 128>>>(a, b, o); });
+}
+
 bool mma_check() {
-  std::vector<int8_t> A(16 * 32), B(8 * 32);
-  uint32_t s = 777;
-  auto rnd = [&] {
-    s = s * 1664525u + 1013904223u;
-    return static_cast<int8_t>(static_cast<int>(s >> 24) - 128);
-  };
-  for (auto& v : A) v = rnd();
-  for (auto& v : B) v = rnd();
-  int8_t *dA, *dB;
-  int* dO;
-  FB_CUDA_CHECK(cudaMalloc(&dA, A.size()));
-  FB_CUDA_CHECK(cudaMalloc(&dB, B.size()));
-  FB_CUDA_CHECK(cudaMalloc(&dO, 128 * sizeof(int)));
-  FB_CUDA_CHECK(cudaMemcpy(dA, A.data(), A.size(), cudaMemcpyHostToDevice));
-  FB_CUDA_CHECK(cudaMemcpy(dB, B.data(), B.size(), cudaMemcpyHostToDevice));
-  mma_check_kernel<<<1, 32>>>(dA, dB, dO);
-  FB_CUDA_CHECK(cudaGetLastError());
-  std::vector<int> out(128);
-  FB_CUDA_CHECK(cudaMemcpy(out.data(), dO, out.size() * sizeof(int), cudaMemcpyDeviceToHost));
-  int bad = 0;
-  for (int r = 0; r < 16; ++r)
-    for (int n = 0; n < 8; ++n) {
-      int ref = 0;
-      for (int k = 0; k < 32; ++k) ref += A[r * 32 + k] * B[n * 32 + k];
-      bad += out[r * 8 + n] != ref;
-    }
-  std::printf("LAYOUT mma.sync m16n8k32 s8          %s (%d of 128 outputs differ from the integer product)\n",
-              bad ? "FAIL" : "PASS", bad);
-  return bad == 0;
+  return integer_product_check("mma.sync m16n8k32 s8", 16, 8, 777,
+                               [](const int8_t* a, const int8_t* b, int* o) { mma_check_kernel<<<1, 32>>>(a, b, o); });
 }
 
 int run() {
