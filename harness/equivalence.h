@@ -89,23 +89,32 @@ struct check_result {
 [[nodiscard]] error_stats compare_values(const at::Tensor& got, const at::Tensor& ref, double atol, double rtol,
                                          const at::Tensor& allowance = at::Tensor());
 
+/// The fp64 rule's allowance of every element: factor * max |ref32_j - ref64_j| over the element's
+/// group (`unit`), from the reference alone; fp64, on ref64's device. Throws std::invalid_argument
+/// for a group dimension the tensor does not have.
+[[nodiscard]] at::Tensor fp64_allowance(const at::Tensor& ref32, const at::Tensor& ref64, const fp64_allowance_unit& unit);
+
 /// The values of one tensor judged under the verdict rules. When the fp32 reference is within
 /// atol/rtol of fp64 everywhere, the candidate is first judged against the fp32 reference
 /// (verdict_rule::fp32_reference). Otherwise, or when the candidate misses that window, it is judged
-/// against fp64 with the fp32 reference's largest error on the tensor as the allowance (fp64_allowance):
-/// |got - ref64| <= atol + rtol*|ref64| + max_j |ref32_j - ref64_j| at every element. The allowance comes
-/// from the reference alone. Either way a candidate's worst error is never more than the tolerance above
-/// PyTorch's own worst error on the case: the fp32 window |got - ref32| <= tol already reaches that far
-/// from the truth on the side of PyTorch's rounding; the fp64 window only makes it symmetric, so a
-/// candidate more accurate than PyTorch never fails for rounding the other way.
+/// against fp64 with the fp32 reference's largest error in the element's group as its allowance
+/// (fp64_allowance): |got_i - ref64_i| <= atol + rtol*|ref64_i| + factor * max_{j in group(i)}
+/// |ref32_j - ref64_j| (fp64_allowance_unit: a LayerNorm row, a BatchNorm channel, or the element).
+/// The allowance comes from the reference alone. So a candidate's error in a group is never more than
+/// the tolerance above PyTorch's own worst error in that group (times the declared factor): the fp32
+/// window |got - ref32| <= tol already reaches that far from the truth on the side of PyTorch's
+/// rounding; the fp64 window makes it symmetric, so a candidate more accurate than PyTorch never
+/// fails for rounding the other way.
 struct value_judgement {
   verdict_rule rule = verdict_rule::fp32_reference;
   error_stats stats;            ///< against ref32 (fp32_reference) or ref64 with the allowance
-  double reference_error = 0;   ///< max |ref32 - ref64|: the allowance under fp64_allowance
+  double reference_error = 0;   ///< max |ref32 - ref64| over the whole tensor (a diagnostic; the allowance is per group)
 };
-/// With fp64_rule false the fp32 reference is the expectation whatever its accuracy.
+/// With fp64_rule false the fp32 reference is the expectation whatever its accuracy. `unit`: the
+/// model's (model_entry::allowance_unit); the default, per element with factor 1, is the strictest.
 [[nodiscard]] value_judgement judge_values(const at::Tensor& got, const at::Tensor& ref32, const at::Tensor& ref64,
-                                           double atol, double rtol, bool fp64_rule = true);
+                                           double atol, double rtol, bool fp64_rule = true,
+                                           const fp64_allowance_unit& unit = {});
 
 /// A 64-bit FNV-1a checksum of a tensor's bytes (any device).
 [[nodiscard]] uint64_t checksum(const at::Tensor& t);

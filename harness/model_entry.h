@@ -97,6 +97,22 @@ struct sweep_point {
 };
 
 /// The registry entry.
+/// The fp64 rule's unit (README "Verdict rules"): which output elements share one allowance. Where a
+/// normalisation amplifies fp32 rounding, it does so per group (a LayerNorm row, a BatchNorm channel):
+/// PyTorch's largest |ref32 - ref64| within an element's group, times `factor`, is that element's
+/// allowance. A group is never the whole output unless the model's normalisation spans it: a
+/// candidate off by PyTorch's worst error everywhere must fail where PyTorch is that far off in one
+/// group only.
+struct fp64_allowance_unit {
+  /// Output dimensions a group spans: an element's group is every element that agrees with it on
+  /// the other dimensions. {4}: a row of the last dimension of an N C D H W output (LayerNorm over
+  /// W); {0, 2, 3, 4}: a channel (BatchNorm); empty: each element is a group of its own.
+  std::vector<int64_t> group_dims;
+  /// Multiplies the group's largest reference error; above 1 only with a measured reason in `why`.
+  double factor = 1.0;
+  std::string why;  ///< the normalisation that makes the group, or the measurement behind the factor
+};
+
 struct model_entry {
   std::string id;
   int kernelbench_id = 0;
@@ -126,6 +142,9 @@ struct model_entry {
   /// fp32 rounding amplification of the reference on a case (ref::normalisation_conditioning);
   /// 0 for models without a normalisation. Computed on the tensors' device.
   std::function<double(const parsed_config&, const tensor_map&, const at::Tensor&)> conditioning;
+  /// The fp64 rule's unit for the output (the BatchNorm buffers, one value per channel, are judged per
+  /// element with the same factor). Default: per element, factor 1.
+  fp64_allowance_unit allowance_unit;
   /// MACs of the transposed convolution (decides whether the oracle is affordable).
   std::function<double(const parsed_config&)> conv_macs;
   /// Random valid configs within a budget (RapidCheck; shrinks to small configs).

@@ -423,7 +423,7 @@ std::string check_timed_outputs(const run_context& ctx, const case_plan& plan, c
     if (!outputs.used[k]) continue;
     const expected_results expected = reference_expectations(*plan.point.model, sets[k], ctx.settings.device);
     const value_judgement j = judge_values(outputs.slots[k].output, expected.fp32.output, expected.fp64.output,
-                                           checks.atol, checks.rtol, checks.fp64_rule);
+                                           checks.atol, checks.rtol, checks.fp64_rule, plan.point.model->allowance_unit);
     const error_stats& errors = j.stats;
     if (errors.violations > 0)
       return fmt::format(

@@ -64,6 +64,9 @@ model_entry convt2d_gap_bias_lse() {
                         2);
   m.gen_boundary_config = gen_boundary_config;
   detail::add_fused_implementations(m, fused_implementation);
+  // No normalisation: each output element (a logsumexp over channels of global means) is its own
+  // group. The factor: see README "Verdict rules" (measured).
+  m.allowance_unit = {{}, 1.0, "per element (no normalisation)"};
   // The floor: x read once (it dominates: 1.07 GB at the default size), parameters read, B floats
   // written; one add per input element plus the (B x C_in) x (C_in x C_out) product.
   m.fused_work = [](const config& c) {

@@ -71,6 +71,9 @@ model_entry convt3d_bn_sub() {
                         3);
   m.buffer_names = [](const config&) { return ref::batch_norm_buffer_names("batch_norm"); };
   m.conditioning = model::conditioning;
+  // BatchNorm normalises each channel with statistics over batch and space (then each (b, c) loses
+  // its spatial mean): the rounding its statistics amplify is the channel's.
+  m.allowance_unit = {{0, 2, 3, 4}, 1.0, "a BatchNorm channel (dims 0, 2, 3, 4 of N C D H W)"};
   detail::add_fused_implementations(m, fused_implementation);
   // The floor of the fused algorithm (fused/convt3d_bn_sub/convt3d_bn_sub.cu). Bytes: x read, x - c written and
   // read once, weights and the per-channel parameters read, the output written; in training also

@@ -63,6 +63,8 @@ model_entry convt3d_ln_gelu_scale() {
                          model::make_parameters, model::forward, model::oracle},
                         3);
   m.conditioning = model::conditioning;
+  // LayerNorm over the last dimension W' (= C_out values): a row shares its mean and variance.
+  m.allowance_unit = {{4}, 1.0, "a LayerNorm row (the last dim W' of N C D H W')"};
   detail::add_fused_implementations(m, fused_implementation);
   // The floor of the fused algorithm. Bytes: x read once, weights and gamma, beta read, the output
   // written once (nothing else of output size moves). FLOPs: 2 per valid-tap MAC (B*C_in*C_out

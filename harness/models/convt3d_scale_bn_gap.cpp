@@ -104,6 +104,9 @@ model_entry convt3d_scale_bn_gap() {
                         3);
   m.buffer_names = [](const config&) { return ref::batch_norm_buffer_names("batch_norm"); };
   m.conditioning = model::conditioning;
+  // BatchNorm's channel statistics, then each (b, c)'s spatial mean: an N C 1 1 1 output whose
+  // channel c shares its statistics' rounding.
+  m.allowance_unit = {{0, 2, 3, 4}, 1.0, "a BatchNorm channel (dims 0, 2, 3, 4 of N C 1 1 1)"};
   detail::add_fused_implementations(m, fused_implementation);
   m.fused_work = fused_work;
   m.sweep_variants = [](const config& base) {

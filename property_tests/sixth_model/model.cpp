@@ -58,6 +58,8 @@ model_entry make(const char* id, int number, const char* description) {
     return work_estimate{4.0 * (x + w + c.out_channels + y), 2.0 * x * c.out_channels * c.kernel_size * c.kernel_size};
   };
   m.sweep_variants = [](const config& base) { return batch_variants(base, {{"batch x2", 4}}); };
+  // No normalisation: each output element is its own group of the fp64 rule.
+  m.allowance_unit = {{}, 1.0, "per element (no normalisation)"};
   return erase(std::move(m));
 }
 
