@@ -26,7 +26,8 @@
 // row in fp64, rounds once to fp32, applies exact (erf) GELU in fp32 (u Phi(u), Phi's small side
 // by one exp2 and a polynomial: gelu_erf) and the scale, and stores the row in w' order, 16 bytes
 // at a time (a row's values are independent chains: their latencies overlap). The conv bias
-// cancels.
+// cancels in exact arithmetic but is added (fp64) before y's rounding to fp32, so that y is the
+// correctly rounded value of what PyTorch's fp32 convolution rounds (plan.h args::bias).
 //
 // Determinism: every output has one owner and every sum a fixed order (the MMA's internal order is
 // fixed by the hardware); the persistent kernel's one atomic (the tile counter) decides only which
@@ -127,9 +128,8 @@ CUtensorMap x_box_map(const problem& prob, const plan& pl, const float* x) {
 
 void run_cuda(const problem& prob, const float* x, const float* weight, const float* conv_bias, const float* gamma,
               const float* beta, float* out, void* workspace, stream_t stream) {
-  (void)conv_bias;  // cancels in the LayerNorm
   const plan pl = detail::make_plan(prob);
-  const args a = detail::bind(x, weight, gamma, beta, out, workspace);
+  const args a = detail::bind(x, weight, conv_bias, gamma, beta, out, workspace);
   const auto s = static_cast<cudaStream_t>(stream);
   arrange_kernel<<<static_cast<unsigned>((detail::arrange_items(pl) + k_arrange_threads - 1) / k_arrange_threads),
                    k_arrange_threads, 0, s>>>(pl, a);

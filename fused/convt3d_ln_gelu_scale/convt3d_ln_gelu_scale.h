@@ -4,8 +4,9 @@
 ///
 /// out[b, co, d', h', w'] = scale * GELU(gamma[w'] * (y - mean) / sqrt(var + eps) + beta[w']), with
 /// y the transposed convolution and mean, var (biased, from centred values) over the W' values of
-/// the row (b, co, d', h'). The conv bias adds a constant to every row and cancels: it is accepted
-/// for the API's sake. Algorithm and precision: fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale.cu.
+/// the row (b, co, d', h'). The conv bias adds a constant to every row and cancels in exact
+/// arithmetic; the kernels still add it before rounding y to fp32, as PyTorch does (the grid y is
+/// rounded to depends on it). Algorithm and precision: fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale.cu.
 #include <cstddef>
 #include <cstdint>
 

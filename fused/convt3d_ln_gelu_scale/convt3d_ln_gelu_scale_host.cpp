@@ -45,9 +45,8 @@ std::size_t workspace_bytes(const problem& prob) { return detail::make_plan(prob
 
 void run_host(const problem& prob, const float* x, const float* weight, const float* conv_bias, const float* gamma,
               const float* beta, float* out, void* workspace) {
-  (void)conv_bias;  // cancels in the LayerNorm
   const detail::plan pl = detail::make_plan(prob);
-  const detail::args a = detail::bind(x, weight, gamma, beta, out, workspace);
+  const detail::args a = detail::bind(x, weight, conv_bias, gamma, beta, out, workspace);
   detail::run_host_plan(pl, a);
 }
 

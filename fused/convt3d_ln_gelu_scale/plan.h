@@ -223,13 +223,17 @@ struct args {
   const float* beta;
   float* out;
   double* ws;  ///< aligned workspace base
+  /// The conv bias (C_out), or null. It cancels in the LayerNorm, but it decides the fp32 grid y is
+  /// rounded to: PyTorch rounds conv + bias, so ln_policy::store adds it before the one rounding
+  /// (without it, a row whose bias nearly cancels its level is rounded on a coarser grid than
+  /// PyTorch's: 13x further from fp64 on near-constant rows, the 4800d2d gate).
+  const float* bias;
 };
 
 /// The call's pointers, each checked, as args (workspace: the caller's pointer, aligned here). One
-/// check for the CUDA path and the host executor, as #15's bind. The conv bias cancels in the
-/// LayerNorm: it is never read, so it may be null.
-inline args bind(const float* x, const float* weight, const float* gamma, const float* beta, float* out,
-                 void* workspace) {
+/// check for the CUDA path and the host executor, as #15's bind. The conv bias may be null (no bias).
+inline args bind(const float* x, const float* weight, const float* conv_bias, const float* gamma, const float* beta,
+                 float* out, void* workspace) {
   using fb::fused::detail::require_ptr;
   constexpr const char* m = "convt3d_ln_gelu_scale";
   require_ptr(x, m, "x");
@@ -238,7 +242,7 @@ inline args bind(const float* x, const float* weight, const float* gamma, const 
   require_ptr(beta, m, "beta");
   require_ptr(out, m, "out");
   require_ptr(workspace, m, "workspace");
-  return args{x, weight, gamma, beta, out, fb::fused::detail::aligned_workspace(workspace)};
+  return args{x, weight, gamma, beta, out, fb::fused::detail::aligned_workspace(workspace), conv_bias};
 }
 
 /// The arranged weights (the workspace's start) and the koff tables after them.
@@ -451,9 +455,10 @@ struct ln_policy {
     return reinterpret_cast<float*>(region + ln_columns_bytes(pl.w_out));
   }
 
-  /// A warp's accumulators after a position pass: y = fp32(sum) into the row buffer (each output
-  /// of the block is one lane's value in one pass; the rows are whole after the last w phase).
-  /// Positions are worked out once per fragment row (2 per m tile), not per value.
+  /// A warp's accumulators after a position pass: y = fp32(sum + bias) into the row buffer (each
+  /// output of the block is one lane's value in one pass; the rows are whole after the last w
+  /// phase): the value PyTorch's fp32 convolution rounds, rounded once (args::bias). Positions are
+  /// worked out once per fragment row (2 per m tile), not per value; the bias once per channel.
   template <class W, class State>
   FB_HOST_DEVICE void store(const W& w, const State& st, const conv::block_pos& bp, const conv::pass_pos& pp, int warp,
                             unsigned char* region, unsigned char* x_area) const {
@@ -462,6 +467,15 @@ struct ln_policy {
     // x_area: the last pass of a last_into_x plan (conv_block), the last w phase's own rows.
     float* buf = x_area != nullptr ? reinterpret_cast<float*>(x_area) : rows(region) + phase_offset(g, pp.rw);
     const int stride = pl.row_stride;
+    double bias[W::k_lanes][conv::k_nt][2];  // the bias of each channel a lane stores (fp64: exact)
+    for (int l = 0; l < W::k_lanes; ++l)
+      FB_UNROLL
+      for (int nt = 0; nt < conv::k_nt; ++nt)
+        FB_UNROLL
+        for (int e = 0; e < 2; ++e) {
+          const int ch = conv::tile_channel(warp_col, nt, w.lane(l), e);
+          bias[l][nt][e] = a.bias != nullptr && ch < bp.n_ch ? static_cast<double>(fb::fused::load_ro(a.bias + bp.ch0 + ch)) : 0.0;
+        }
     FB_UNROLL
     for (int mt = 0; mt < conv::k_mt; ++mt)
       for (int l = 0; l < W::k_lanes; ++l)
@@ -476,7 +490,7 @@ struct ln_policy {
             FB_UNROLL
             for (int e = 0; e < 2; ++e) {
               const int ch = conv::tile_channel(warp_col, nt, w.lane(l), 2 * h + e);
-              if (ch < bp.n_ch) at[ch * stride] = static_cast<float>(st.acc[mt][nt][l][2 * h + e]);
+              if (ch < bp.n_ch) at[ch * stride] = static_cast<float>(st.acc[mt][nt][l][2 * h + e] + bias[l][nt][e]);
             }
         }
   }
