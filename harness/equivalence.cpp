@@ -161,21 +161,34 @@ error_stats compare_values(const at::Tensor& got_in, const at::Tensor& ref_in, d
   return s;
 }
 
-at::Tensor fp64_allowance(const at::Tensor& ref32, const at::Tensor& ref64, const fp64_allowance_unit& unit) {
+namespace {
+/// |a - ref64| with non-finite differences as 0 (non-finite elements are judged apart), at each
+/// element its group's largest.
+at::Tensor group_max_error(const at::Tensor& a, const at::Tensor& r64, const fp64_allowance_unit& unit) {
+  at::Tensor error = (a.detach().to(r64.device(), at::kDouble).reshape(r64.sizes()) - r64).abs();
+  error = at::where(error.isfinite(), error, at::zeros_like(error));
+  if (!unit.group_dims.empty() && error.numel() > 0)
+    error = error.amax(unit.group_dims, /*keepdim=*/true).expand(r64.sizes());
+  return error;
+}
+}  // namespace
+
+at::Tensor fp64_allowance(const at::Tensor& ref32, const at::Tensor& ref64, const fp64_allowance_unit& unit,
+                          const at::Tensor& rounded) {
   const at::Tensor r64 = ref64.detach().to(at::kDouble);
-  at::Tensor error = (ref32.detach().to(r64.device(), at::kDouble).reshape(r64.sizes()) - r64).abs();
-  error = at::where(error.isfinite(), error, at::zeros_like(error));  // non-finite elements are judged apart
   for (const int64_t d : unit.group_dims)
     if (d < 0 || d >= r64.dim())
       throw std::invalid_argument("fp64 allowance: group dimension " + std::to_string(d) + " of a " +
                                   std::to_string(r64.dim()) + "-D output");
-  if (!unit.group_dims.empty() && error.numel() > 0)
-    error = error.amax(unit.group_dims, /*keepdim=*/true).expand(r64.sizes());  // the group's largest, at each of its elements
+  at::Tensor error = group_max_error(ref32, r64, unit);
+  // What one correct rounding of the normalisation's input does in this group (the model's
+  // fp64_rounded_conv): the part of PyTorch's error that every fp32 implementation shares.
+  if (rounded.defined()) error = at::maximum(error, group_max_error(rounded, r64, unit));
   return unit.factor * error;
 }
 
 value_judgement judge_values(const at::Tensor& got, const at::Tensor& ref32, const at::Tensor& ref64, double atol,
-                             double rtol, bool fp64_rule, const fp64_allowance_unit& unit) {
+                             double rtol, bool fp64_rule, const fp64_allowance_unit& unit, const at::Tensor& rounded) {
   value_judgement j;
   const error_stats reference = compare_values(ref32, ref64, atol, rtol);
   j.reference_error = reference.max_abs;
@@ -196,7 +209,7 @@ value_judgement judge_values(const at::Tensor& got, const at::Tensor& ref32, con
   // where PyTorch is that far off in one group only. From the reference alone, never the candidate.
   j.rule = verdict_rule::fp64_allowance;
   const at::Tensor r64 = ref64.detach().to(at::kDouble);
-  j.stats = compare_values(got, r64, atol, rtol, fp64_allowance(ref32, r64, unit));
+  j.stats = compare_values(got, r64, atol, rtol, fp64_allowance(ref32, r64, unit, rounded));
   return j;
 }
 
@@ -254,6 +267,7 @@ expected_results reference_expectations(const model_entry& model, const model_ca
     e.fp32 = model.reference(d.config, d.params, d.input);
   }
   e.fp64 = model.reference(d.config, d.params, d.input.to(at::kDouble));
+  if (model.fp64_rounded_conv) e.fp64_rounded_conv = model.fp64_rounded_conv(d.config, d.params, d.input.to(at::kDouble)).output;
   return e;
 }
 
@@ -340,7 +354,8 @@ check_result check_equivalence(const model_entry& model, const implementation& c
     fp64_allowance_unit buffer_unit;
     buffer_unit.factor = unit.factor;
     const value_judgement values =
-        judge_values(out1.out.output, exp1.fp32.output, exp1.fp64.output, opt.atol, opt.rtol, opt.fp64_rule, unit);
+        judge_values(out1.out.output, exp1.fp32.output, exp1.fp64.output, opt.atol, opt.rtol, opt.fp64_rule, unit,
+                     exp1.fp64_rounded_conv);
     r.rule = values.rule;
     r.vs_expected = values.stats;
     r.expected_vs_fp64 = values.reference_error;
@@ -374,7 +389,8 @@ check_result check_equivalence(const model_entry& model, const implementation& c
       const expected_results& exp2 = c.fresh_expected;
       const run_output out3 = run_once(model, candidate, c2, exp2.fp32.output.sizes());
       const value_judgement v2 =
-          judge_values(out3.out.output, exp2.fp32.output, exp2.fp64.output, opt.atol, opt.rtol, opt.fp64_rule, unit);
+          judge_values(out3.out.output, exp2.fp32.output, exp2.fp64.output, opt.atol, opt.rtol, opt.fp64_rule, unit,
+                       exp2.fp64_rounded_conv);
       std::string buffer_errors;
       for (const std::string& name : model.buffer_names(c.fresh.config))
         if (judge_values(out3.buffers.at(name), exp2.fp32.buffers.at(name), exp2.fp64.buffers.at(name), opt.atol,

@@ -59,6 +59,8 @@ struct check_options {
 struct expected_results {
   ref::forward_result fp32;
   ref::forward_result fp64;
+  /// model_entry::fp64_rounded_conv's output where the model has one (else undefined).
+  at::Tensor fp64_rounded_conv;
 };
 
 /// A case ready to judge candidates: the two calls (the first, and a fresh one with new parameters and
@@ -92,7 +94,10 @@ struct check_result {
 /// The fp64 rule's allowance of every element: factor * max |ref32_j - ref64_j| over the element's
 /// group (`unit`), from the reference alone; fp64, on ref64's device. Throws std::invalid_argument
 /// for a group dimension the tensor does not have.
-[[nodiscard]] at::Tensor fp64_allowance(const at::Tensor& ref32, const at::Tensor& ref64, const fp64_allowance_unit& unit);
+/// `rounded` (optional: model_entry::fp64_rounded_conv's output): each element's allowance is then the
+/// larger of that and factor * max |rounded_j - ref64_j| over its group.
+[[nodiscard]] at::Tensor fp64_allowance(const at::Tensor& ref32, const at::Tensor& ref64, const fp64_allowance_unit& unit,
+                                        const at::Tensor& rounded = at::Tensor());
 
 /// The values of one tensor judged under the verdict rules. When the fp32 reference is within
 /// atol/rtol of fp64 everywhere, the candidate is first judged against the fp32 reference
@@ -114,7 +119,8 @@ struct value_judgement {
 /// model's (model_entry::allowance_unit); the default, per element with factor 1, is the strictest.
 [[nodiscard]] value_judgement judge_values(const at::Tensor& got, const at::Tensor& ref32, const at::Tensor& ref64,
                                            double atol, double rtol, bool fp64_rule = true,
-                                           const fp64_allowance_unit& unit = {});
+                                           const fp64_allowance_unit& unit = {},
+                                           const at::Tensor& rounded = at::Tensor());
 
 /// A 64-bit FNV-1a checksum of a tensor's bytes (any device).
 [[nodiscard]] uint64_t checksum(const at::Tensor& t);

@@ -145,6 +145,12 @@ struct model_entry {
   /// The fp64 rule's unit for the output (the BatchNorm buffers, one value per channel, are judged per
   /// element with the same factor). Default: per element, factor 1.
   fp64_allowance_unit allowance_unit;
+  /// Optional: the forward in fp64 with the normalisation's input (the convolution's output) rounded
+  /// once to fp32, as the fp32 module rounds it. |this - fp64| is what that one rounding does to
+  /// each output; its largest value in an element's group joins the allowance (README "Verdict
+  /// rules"): a kernel that rounds the convolution once, correctly, lands there, whatever PyTorch's
+  /// luck on a small group. Null for models whose normalisation groups are large.
+  std::function<ref::forward_result(const parsed_config&, const tensor_map&, const at::Tensor&)> fp64_rounded_conv;
   /// MACs of the transposed convolution (decides whether the oracle is affordable).
   std::function<double(const parsed_config&)> conv_macs;
   /// Random valid configs within a budget (RapidCheck; shrinks to small configs).

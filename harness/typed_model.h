@@ -44,6 +44,7 @@ struct typed_model {
   std::function<ref::forward_result(const C&, const tensor_map&, const at::Tensor&)> oracle;
   std::function<double(const C&, const tensor_map&, const at::Tensor&)> conditioning;  ///< optional
   fp64_allowance_unit allowance_unit;  ///< see model_entry::allowance_unit
+  std::function<ref::forward_result(const C&, const tensor_map&, const at::Tensor&)> fp64_rounded_conv;  ///< optional
   /// Random valid configs: drawn from fuzz_domain (gen::config_from_domain) unless a model sets its own.
   std::function<rc::Gen<C>(const fuzz_budget&)> gen_config;
   /// See model_entry::gen_boundary_config (optional).
@@ -154,6 +155,9 @@ model_entry erase(typed_model<C> m) {
     return f(of(p), t, x);
   };
   e.allowance_unit = m.allowance_unit;
+  if (m.fp64_rounded_conv)
+    e.fp64_rounded_conv = [of, f = m.fp64_rounded_conv](const parsed_config& p, const tensor_map& t,
+                                                        const at::Tensor& x) { return f(of(p), t, x); };
   e.conditioning = [of, f = m.conditioning](const parsed_config& p, const tensor_map& t, const at::Tensor& x) {
     return f ? f(of(p), t, x) : 0.0;
   };

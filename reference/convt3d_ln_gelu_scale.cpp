@@ -69,14 +69,25 @@ double conditioning(const config& c, const tensor_map& params, const at::Tensor&
   return normalisation_conditioning(y, magnitude, {-1}, c.eps, gamma) * std::max(1.0, std::abs(c.scaling_factor));
 }
 
-forward_result forward(const config& c, const tensor_map& params, const at::Tensor& x) {
-  at::Tensor y = conv_output(c, params, x);
+namespace {
+/// LayerNorm over W', exact GELU, the scale: the module after its convolution.
+forward_result normalise(const config& c, const tensor_map& params, at::Tensor y) {
   // normalized_shape = [out_channels]: the last dim (W') only, as nn.LayerNorm(out_channels) does.
-  y = at::layer_norm(y, {c.out_channels}, param_like(params, "layer_norm.weight", x),
-                     param_like(params, "layer_norm.bias", x), c.eps);
+  y = at::layer_norm(y, {c.out_channels}, param_like(params, "layer_norm.weight", y),
+                     param_like(params, "layer_norm.bias", y), c.eps);
   y = at::gelu(y, "none");  // exact erf form, nn.GELU()'s default
   y = y * c.scaling_factor;
   return {y, {}};
+}
+}  // namespace
+
+forward_result forward_rounded_conv(const config& c, const tensor_map& params, const at::Tensor& x) {
+  const at::Tensor x64 = x.to(at::kDouble);
+  return normalise(c, params, conv_output(c, params, x64).to(at::kFloat).to(at::kDouble));
+}
+
+forward_result forward(const config& c, const tensor_map& params, const at::Tensor& x) {
+  return normalise(c, params, conv_output(c, params, x));
 }
 
 forward_result oracle(const config& c, const tensor_map& params, const at::Tensor& x) {

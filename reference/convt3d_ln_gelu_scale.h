@@ -35,6 +35,9 @@ void validate(const config& c);
 [[nodiscard]] forward_result forward(const config& c, const tensor_map& params, const at::Tensor& x);
 /// fp32 rounding amplification of the reference on this case (see normalisation_conditioning).
 [[nodiscard]] double conditioning(const config& c, const tensor_map& params, const at::Tensor& x);
+/// forward in fp64 (x fp64) with the convolution's output (bias included) rounded once to fp32
+/// before the LayerNorm: what the fp32 module's one rounding of y does (model_entry::fp64_rounded_conv).
+[[nodiscard]] forward_result forward_rounded_conv(const config& c, const tensor_map& params, const at::Tensor& x);
 /// fp64 loops on the CPU.
 [[nodiscard]] forward_result oracle(const config& c, const tensor_map& params, const at::Tensor& x);
 
