@@ -19,22 +19,16 @@
 #include "fused/convt3d_scale_bn_gap/convt3d_scale_bn_gap.h"
 #include "fused/convt3d_scale_bn_gap/plan.h"
 #include "fused/convt3d_scale_bn_gap/programs.cuh"
+#include "fused/exec/block_program.cuh"
 
 namespace fb::fused::convt3d_scale_bn_gap {
 namespace {
 
 using namespace detail;
 
-/// The host executor: phases run thread by thread; barriers are no-ops.
+/// The host executor (fused/exec/block_program.cuh): phases run thread by thread; barriers are no-ops.
 template <class State>
-struct host_exec {
-  std::vector<State> st = std::vector<State>(k_threads);
-  template <class F>
-  void each_thread(F&& f) {
-    for (int t = 0; t < k_threads; ++t) f(t, st[static_cast<std::size_t>(t)]);
-  }
-  void sync() {}
-};
+using host_exec = fb::fused::exec::host_executor<k_threads, State>;
 
 /// Blocks first, first + step, ... < n_blocks, each with freshly poisoned shared memory.
 template <class State, class Program>
