@@ -9,6 +9,15 @@ add_executable(fused_math_test ${FUSEBENCH_FUSED_MATH_TESTS})
 target_link_libraries(fused_math_test PRIVATE fusebench_fused_host GTest::gtest_main rapidcheck_gtest)
 gtest_discover_tests(fused_math_test DISCOVERY_TIMEOUT 60)
 
+# The block executor's contract and the traits that check it and the tiles' epilogue policies
+# (fused/exec/block_program.cuh). Headers only, in an executable of its own: a mutant of the
+# executor rebuilds this one file, not every host executor.
+add_executable(block_executor_test ${CMAKE_CURRENT_LIST_DIR}/block_executor_test.cpp)
+target_include_directories(block_executor_test PRIVATE ${PROJECT_SOURCE_DIR})
+target_compile_features(block_executor_test PRIVATE cxx_std_17)
+target_link_libraries(block_executor_test PRIVATE GTest::gtest_main)
+gtest_discover_tests(block_executor_test DISCOVERY_TIMEOUT 60)
+
 # run_cuda vs run_host on random configs; prints "SKIPPED: no CUDA device" and exits 0 without a GPU.
 if(FUSEBENCH_HAVE_CUDA)
   # One file per fused model under selftest/ (FB_SELFTEST_MODEL registers it): a new model's file is

@@ -111,18 +111,23 @@ enum class order { forward, reverse, stride7 };
 
 template <class State>
 struct test_exec {
+  using thread_state = State;
   order ord = order::forward;
   std::vector<State> st = std::vector<State>(k77::detail::k_threads);
   template <class F>
-  void each_thread(F&& f) {
+  void threads(F&& f) {
     constexpr int n = k77::detail::k_threads;
     for (int i = 0; i < n; ++i) {
       const int t = ord == order::forward ? i : ord == order::reverse ? n - 1 - i : (i * 7) % n;  // 7 is odd
-      f(t, st[static_cast<std::size_t>(t)]);
+      if constexpr (fb::fused::exec::detail::takes_thread_state<F, State>)
+        f(t, st[static_cast<std::size_t>(t)]);
+      else
+        f(t);
     }
   }
   void sync() {}
 };
+static_assert(fb::fused::exec::is_block_executor_v<test_exec<k77::detail::x_state>, k77::detail::x_state>);
 
 /// Runs `prog(ex, block, smem)` for every block, each with a NaN-poisoned shared memory of exactly
 /// smem_bytes (a multiple of 16), in its own allocation (so AddressSanitizer sees any overrun).

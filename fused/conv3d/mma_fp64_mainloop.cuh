@@ -3,7 +3,9 @@
 /// staged as fp64, a warp's accumulators and k16 steps (A from the staged x through the koff
 /// tables, B from the arranged weights), position passes and the policy's store and finish.
 
+#include "fused/conv3d/mma_fp64_epilogue.cuh"
 #include "fused/conv3d/mma_fp64_geometry.cuh"
+#include "fused/exec/block_program.cuh"
 
 namespace fb::fused::convt3d_mma {
 
@@ -84,31 +86,6 @@ FB_HOST_DEVICE void stage_x_planes(const geometry& g, const float* x, const bloc
     }
   }
 }
-
-/// A w phase's position pass: positions [m0, m0 + n) of the block's (row, w base) pairs of phase rw,
-/// position m = row n_qw + (qw - first base).
-struct pass_pos {
-  int rw;
-  int n_qw;     ///< w bases of phase rw
-  int qw0;      ///< its first w base
-  int m0, n;    ///< the pass's positions
-};
-
-/// Where a warp tile's C values go: value v of `lane` in tiles (mt, nt) is the pass's position
-/// tile_position and the block's channel tile_channel (outputs only where position < n and channel
-/// < n_ch).
-FB_HOST_DEVICE int tile_position(int warp_row, int mt, int lane, int v) {
-  return warp_row * k_warp_m + mt * mma::k_m + mma::c_row(lane, v);
-}
-FB_HOST_DEVICE int tile_channel(int warp_col, int nt, int lane, int v) {
-  return warp_col * k_warp_n + nt * mma::k_n + mma::c_col(lane, v);
-}
-
-/// A warp's accumulators, kept across the chunks of a position pass: [mt][nt][lane slot][value].
-template <class W>
-struct warp_state {
-  double acc[k_mt][k_nt][W::k_lanes][mma::k_c_regs];
-};
 
 /// Four fp32 values, the unit of the arranged weights (one 16-byte load on the GPU).
 struct f4 {
@@ -243,11 +220,15 @@ FB_HOST_DEVICE void zero_accumulators(Exec& ex) {
   });
 }
 
-/// One block of the convolution with policy `pol` (see fused/conv3d/mma_fp64_tile.cuh's header). Shared memory `smem`:
-/// staged x (fp64), the koff table (int), then the policy's region at g.region_offset.
+/// One block of the convolution with epilogue policy `pol` (fused/conv3d/mma_fp64_epilogue.cuh).
+/// Shared memory `smem`: staged x (fp64), the koff table (int), then the policy's region at
+/// g.region_offset.
 template <class Exec, class Policy>
 FB_HOST_DEVICE void conv_block(Exec& ex, const geometry& g, const float* x, const float* wt, const int* koff_tables,
                                int64_t block, unsigned char* smem, const Policy& pol) {
+  static_assert(is_mma_executor_v<Exec>, "conv_block needs a block executor with the tile's warps (mma_warps)");
+  static_assert(is_mma_epilogue_policy_v<Policy, Exec>,
+                "conv_block's Policy must be an epilogue policy (fused/conv3d/mma_fp64_epilogue.cuh)");
   const block_pos bp = block_of(g, block);
   if (bp.rows == 0) return;
   double* xs = reinterpret_cast<double*>(smem);

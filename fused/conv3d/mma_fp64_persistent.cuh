@@ -3,10 +3,39 @@
 /// one after another in a resident block, the next tile's inputs fetched during this one's finish;
 /// where it serves a geometry (persistent_fits) and the shared memory it adds.
 
+#include <type_traits>
+#include <utility>
 #include <vector>
+
 #include "fused/conv3d/mma_fp64_mainloop.cuh"
 
 namespace fb::fused::convt3d_mma {
+
+namespace detail {
+template <class Exec, class = void>
+struct has_tile_hooks : std::false_type {};
+template <class Exec>
+struct has_tile_hooks<
+    Exec, std::void_t<decltype(static_cast<int64_t>(std::declval<Exec&>().first_tile())),
+                      decltype(std::declval<Exec&>().claim_next_tile(int64_t{0})),
+                      decltype(std::declval<Exec&>().publish_claim()), decltype(std::declval<Exec&>().rows_arrive()),
+                      decltype(static_cast<int64_t>(std::declval<Exec&>().claimed_tile())),
+                      decltype(std::declval<Exec&>().stage_tile(
+                          std::declval<const geometry&>(), std::declval<const float*>(), std::declval<const int*>(),
+                          std::declval<const block_pos&>(), std::declval<unsigned char*>())),
+                      decltype(std::declval<Exec&>().prefetch_tile(
+                          std::declval<const geometry&>(), std::declval<const float*>(), std::declval<const int*>(),
+                          std::declval<const block_pos&>(), std::declval<unsigned char*>())),
+                      decltype(std::declval<Exec&>().commit_tile(
+                          std::declval<const geometry&>(), std::declval<const float*>(), std::declval<const int*>(),
+                          std::declval<const block_pos&>(), std::declval<unsigned char*>()))>> : std::true_type {};
+}  // namespace detail
+
+/// True where Exec runs conv_persistent: a tile executor (is_mma_executor) with the tile hooks
+/// (conv_persistent's comment: first_tile, claim_next_tile, publish_claim, rows_arrive,
+/// claimed_tile, stage_tile, prefetch_tile, commit_tile).
+template <class Exec>
+constexpr bool is_mma_persistent_executor_v = is_mma_executor_v<Exec> && detail::has_tile_hooks<Exec>::value;
 
 // ---------------------------------------------------------------------------------------------
 // The persistent program: the same tiles, one after another in a block that stays resident.
@@ -35,6 +64,10 @@ namespace fb::fused::convt3d_mma {
 template <class Exec, class Policy>
 FB_HOST_DEVICE void conv_persistent(Exec& ex, const geometry& g, const float* x, const float* wt, const int* koff_tables,
                                     unsigned char* smem, const Policy& pol) {
+  static_assert(is_mma_persistent_executor_v<Exec>,
+                "conv_persistent needs an executor with the tile's warps and the tile hooks (mma_persistent_exec)");
+  static_assert(is_mma_persistent_policy_v<Policy, Exec>,
+                "conv_persistent's Policy must be a persistent epilogue policy (mma_fp64_epilogue.cuh)");
   int64_t tile = ex.first_tile();
   if (tile >= g.n_blocks) return;
   int* koff = reinterpret_cast<int*>(smem + g.x_bytes);  // every w phase's table, one after another

@@ -32,23 +32,27 @@
 /// loads its own operands (warp_chunk: three blocks per SM hide the latency). K is zero-padded to
 /// a multiple of 16 per (phase, chunk): padded k read koff 0 and weight 0.
 ///
-/// The model's policy decides what happens to the accumulators (`store`, per warp after the
-/// last chunk of a position pass) and after the last w phase (`finish`, block-wide). A policy with
-/// `last_pass_into_x` set gets the staged x's shared memory for the block's last pass (after a
-/// barrier: no warp reads x any more), so its own region need not hold that pass's accumulators.
+/// The model's epilogue policy (the interface of fused/conv3d/mma_fp64_epilogue.cuh) decides what
+/// happens to the accumulators (`store`, per warp after the last chunk of a position pass) and
+/// after the last w phase (`finish`, block-wide). A policy with `last_pass_into_x` set gets the
+/// staged x's shared memory for the block's last pass (after a barrier: no warp reads x any more),
+/// so its own region need not hold that pass's accumulators.
 ///
-/// Executors (mma_host_exec here, mma_device_exec for nvcc): `threads(f)` runs f(tid) for the
+/// Executors: the block executors of fused/exec/block_program.cuh with the tile's warps
+/// (mma_warps): mma_host_exec, and mma_device_exec for nvcc. `threads(f)` runs f(tid) for the
 /// block's threads, `warps(f)` runs f(warp, W, warp_state) for its warps with W the warp context of
 /// mma_f64.cuh (this lane on the GPU, all 32 on the host), `sync()` is the barrier. The same tiles
-/// also run in resident blocks, tile after tile (conv_persistent, mma_fp64_persistent.cuh: mma_host_tiles_exec and
-/// mma_persistent_exec add the tile claims and the inputs' prefetch).
+/// also run in resident blocks, tile after tile (conv_persistent, mma_fp64_persistent.cuh:
+/// mma_host_tiles_exec and mma_persistent_exec derive from them and add the tile claims and the
+/// inputs' prefetch).
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
+#include "fused/conv3d/mma_fp64_epilogue.cuh"
 #include "fused/conv3d/mma_fp64_geometry.cuh"
 #include "fused/conv3d/mma_fp64_mainloop.cuh"
 #include "fused/conv3d/mma_fp64_persistent.cuh"
+#include "fused/exec/block_program.cuh"
 
 #if defined(__CUDACC__)
 #include <cuda_runtime.h>
@@ -144,19 +148,7 @@ inline std::size_t smem_bytes(const geometry& g, std::size_t region_bytes) { ret
 /// The host executor of conv_block: threads one after another, warps with all 32 lanes (mma
 /// emulated), barriers do nothing (between two barriers everything is a function of the thread or
 /// warp index and shared memory).
-struct mma_host_exec {
-  std::vector<warp_state<mma::host_warp>> states = std::vector<warp_state<mma::host_warp>>(k_warps);
-  template <class F>
-  void threads(F&& f) {
-    for (int t = 0; t < k_threads; ++t) f(t);
-  }
-  template <class F>
-  void warps(F&& f) {
-    const mma::host_warp w{};
-    for (int i = 0; i < k_warps; ++i) f(i, w, states[static_cast<std::size_t>(i)]);
-  }
-  void sync() {}
-};
+using mma_host_exec = exec::host_executor<k_threads, exec::no_state, mma_warps<mma::host_warp>>;
 
 /// The host executor of conv_persistent: tiles [lo, hi) one after another, each box staged
 /// straight from x in fp64 (the values the GPU's tensor copy and conversion give: x, or zero
@@ -186,19 +178,7 @@ struct mma_host_tiles_exec : mma_host_exec {
 
 #if defined(__CUDACC__)
 /// The GPU executor of conv_block: this thread's share; warp_state in its registers.
-struct mma_device_exec {
-  warp_state<mma::device_lane> st;
-  template <class F>
-  __device__ void threads(F&& f) {
-    f(static_cast<int>(threadIdx.x));
-  }
-  template <class F>
-  __device__ void warps(F&& f) {
-    const mma::device_lane w{static_cast<int>(threadIdx.x % 32)};
-    f(static_cast<int>(threadIdx.x / 32), w, st);
-  }
-  __device__ void sync() { __syncthreads(); }
-};
+using mma_device_exec = exec::device_executor<exec::no_state, mma_warps<mma::device_lane>>;
 
 /// The GPU executor of conv_persistent: tiles from blockIdx.x, then from the launch's counter
 /// (thread 0 asks at a tile's start and publishes the answer before the rows-whole barrier); a

@@ -25,11 +25,12 @@
 /// the phase][k_co_block], zero-padded beyond C_out, so a phase's weights are one contiguous
 /// float4 copy and padded channels need no tests.
 ///
-/// The block program (conv_tile_block) is written against an executor: on the GPU `threads(f)` is
-/// f(threadIdx.x, this thread's registers) and `sync()` is __syncthreads(); the host executor runs
-/// f for every thread of the block in turn and `sync()` does nothing (everything between two
-/// barriers is a function of the thread index and shared memory only). So the host executes the
-/// kernel's own tiling, indexing, staging and FMA order, and gets bitwise the same sums.
+/// The block program (conv_tile_block) is written against a block executor
+/// (fused/exec/block_program.cuh) whose threads carry thread_state (simt_fp32_epilogue.cuh): on the
+/// GPU `threads(f)` is f(threadIdx.x, this thread's registers) and `sync()` is __syncthreads(); the
+/// host executor runs f for every thread of the block in turn and `sync()` does nothing. So the
+/// host executes the kernel's own tiling, indexing, staging and FMA order, and gets bitwise the
+/// same sums. The model's epilogue policy is the interface of simt_fp32_epilogue.cuh.
 ///
 /// Two-level accumulation. An output sums C_in x taps products. One fp32 accumulator for all of
 /// them (the first version) rounds like a running sum of length n = C_in * taps: with inputs
@@ -49,17 +50,29 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "fused/conv3d/simt_fp32_epilogue.cuh"
 #include "fused/conv3d/simt_fp32_geometry.cuh"
 #include "fused/conv3d/simt_fp32_mainloop.cuh"
 #include "fused/conv3d/simt_fp32_outputs.cuh"
 #include "fused/conv3d/simt_fp32_staging.cuh"
+#include "fused/exec/block_program.cuh"
 
 namespace fb::fused::convt3d_tile {
 
 // ---------------------------------------------------------------------------------------------
-// The block programs. Exec provides threads(f) (f(tid, thread_state&) for each thread of the
-// block) and sync() (a block barrier); Exec::state has members `acc` and `part` (acc_tile).
+// The block programs and their executors: a block executor (fused/exec/block_program.cuh) whose
+// threads carry thread_state (the acc and part tiles).
 // ---------------------------------------------------------------------------------------------
+
+/// The host executor of the tile's block programs; kThreads: the block's threads (k_threads; a
+/// launch with other blocks, e.g. #15's prep, says so).
+template <int kThreads = k_threads>
+using host_exec_n = exec::host_executor<kThreads, thread_state>;
+using host_exec = host_exec_n<>;
+#if defined(__CUDACC__)
+/// The GPU executor of the tile's block programs.
+using device_exec = exec::device_executor<thread_state>;
+#endif
 
 /// Arranges the weights W[ci][co][td][th][tw] for channel block `block / n_phases` and phase
 /// `block % n_phases` into wt (layout in the file comment), zero beyond c_out. n_threads: the
@@ -67,13 +80,14 @@ namespace fb::fused::convt3d_tile {
 template <class Exec>
 FB_HOST_DEVICE void arrange_weights_block(Exec& ex, const geometry& g, const float* weight, float* wt, int64_t block,
                                           int n_threads = k_threads) {
+  static_assert(exec::is_block_executor_v<Exec>, "arrange_weights_block runs on a block executor");
   const int64_t cob = block / g.n_phases, ph = block % g.n_phases;
   const phase_pos pp = phase_of(g, ph);
   if (pp.taps == 0) return;
   float* dst = wt + cob * g.wt_co_block_floats + phase_weight_offset(g, ph);
   const int64_t k = g.dim[0].k, s = g.dim[0].s;
   const int64_t n = g.c_in * pp.taps * k_co_block;
-  ex.threads([&](int tid, typename Exec::state&) {
+  ex.threads([&](int tid) {
     for (int64_t e = tid; e < n; e += n_threads) {
       const int64_t co_l = e % k_co_block;
       const int64_t tap = (e / k_co_block) % pp.taps;
@@ -91,18 +105,16 @@ FB_HOST_DEVICE void arrange_weights_block(Exec& ex, const geometry& g, const flo
 /// the accumulators to the policy. Two instantiations rather than a run-time test, so that the
 /// one-chunk path (the default) never keeps accumulators live across a staging step: its register
 /// allocation is the tap loop's alone.
-/// Policy: prologue(ex, bp, region) before the first barrier; phase_begin(tid, bp, pp, region)
-/// with the first staging of each phase (before its barrier: per-phase tables for the epilogue,
-/// double-buffered by the caller's choice since the previous phase's epilogue may still read);
-/// epilogue(tid, state, bp, pp, outputs, region) after each phase; phase_end(ex, bp, pp, region)
-/// after a phase's epilogues (it may use ex.sync(); the next phase's epilogue runs after the next
-/// staging barrier); finish(ex, bp, region) at the end (it may use ex.sync()). region: the
-/// policy's shared memory, after the conv regions. A policy holds no per-block state of its own:
-/// what it needs comes with the calls (fewer registers live across the tap loops). centre: as for
-/// stage_x (null: x as it is).
+/// Policy: an epilogue policy (simt_fp32_epilogue.cuh: prologue, phase_begin, epilogue, phase_end,
+/// finish), its region the shared memory after the conv regions. centre: as for stage_x (null: x
+/// as it is).
 template <int kJ0, bool kChunked, class Exec, class Policy>
 FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x, const float* centre, const float* wt,
                                     int64_t block, float* smem, const Policy& policy) {
+  static_assert(exec::is_block_executor_v<Exec, thread_state>,
+                "conv_tile_block runs on a block executor whose threads carry convt3d_tile::thread_state");
+  static_assert(is_simt_epilogue_policy_v<Policy, Exec>,
+                "conv_tile_block's Policy must be an epilogue policy (fused/conv3d/simt_fp32_epilogue.cuh)");
   const block_pos bp = block_of(g, block);
   float* xs = smem;
   float* region = smem + g.smem_conv_floats;
@@ -116,7 +128,7 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
   auto weights_of = [&](int ph) { return smem + g.smem_w_offset + (prefetch ? (ph & 1) * g.w_buffer_floats : 0); };
   policy.prologue(ex, bp, region);
   if (!kChunked)
-    ex.threads([&](int tid, typename Exec::state&) {
+    ex.threads([&](int tid) {
       stage_x<kJ0>(g, bp, 0, tid, x, centre, xs);
       if (prefetch) {
         const phase_pos p0 = phase_of(g, 0);
@@ -135,7 +147,7 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
     const int64_t n_chunks = kChunked ? g.n_ci_chunks : 1;
     float* ws = weights_of(ph);
     for (int64_t cc = 0; cc < n_chunks; ++cc) {
-      ex.threads([&](int tid, typename Exec::state&) {
+      ex.threads([&](int tid) {
         if (!prefetch) {
           if (kChunked) stage_x<kJ0>(g, bp, cc, tid, x, centre, xs);
           if (pp.taps > 0) stage_w(g, bp, pp, phase_offset, cc, tid, wt, ws);
@@ -145,7 +157,7 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
       });
       ex.sync();
       if (prefetch && ph + 1 < static_cast<int>(g.n_phases))
-        ex.threads([&](int tid, typename Exec::state&) {
+        ex.threads([&](int tid) {
           if (next.taps > 0) stage_w(g, bp, next, phase_offset + pp.taps * g.c_in * k_co_block, 0, tid, wt,
                                      weights_of(ph + 1));
         });
@@ -153,7 +165,7 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
       // skips the tap loop: its accumulators are never used. Whole warps skip at the tile edges.
       // The partial sum carries over between chunks only in the chunked path (one chunk: every
       // group ends inside the call, so part is a temporary of the tap loop).
-      ex.threads([&](int tid, typename Exec::state& st) {
+      ex.threads([&](int tid, typename Exec::thread_state& st) {
         const thread_pos t = thread_of(tid);
         if (!has_outputs(g, bp, pp, t)) return;
         acc_tile local;
@@ -161,11 +173,11 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
       });
       if (!prefetch) ex.sync();  // with one buffer the next stage overwrites the weights (and x when chunked)
     }
-    ex.threads([&](int tid, typename Exec::state& st) {
+    ex.threads([&](int tid, typename Exec::thread_state& st) {
       policy.epilogue(tid, st, bp, pp, outputs_of(g, bp, pp, thread_of(tid)), region);
     });
     if (prefetch && ph + 1 < static_cast<int>(g.n_phases))
-      ex.threads([&](int tid, typename Exec::state&) { policy.phase_begin(tid, bp, next, region); });
+      ex.threads([&](int tid) { policy.phase_begin(tid, bp, next, region); });
     policy.phase_end(ex, bp, pp, region);
     phase_offset += pp.taps * g.c_in * k_co_block;
   }
@@ -173,25 +185,3 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
 }
 
 }  // namespace fb::fused::convt3d_tile
-
-#if !defined(__CUDA_ARCH__)
-#include <vector>
-namespace fb::fused::convt3d_tile {
-/// The host executor of a block program: threads(f) runs f for every thread of the block in turn,
-/// each with its own (persistent) registers; sync() has nothing to wait for.
-/// kThreads: the block's threads (k_threads; a launch with other blocks, e.g. #15's prep, says so).
-template <int kThreads = k_threads>
-struct host_exec_n {
-  struct state {
-    acc_tile acc, part;
-  };
-  std::vector<state> states = std::vector<state>(kThreads);
-  template <class F>
-  void threads(F&& f) {
-    for (int t = 0; t < kThreads; ++t) f(t, states[static_cast<std::size_t>(t)]);
-  }
-  void sync() {}
-};
-using host_exec = host_exec_n<>;
-}  // namespace fb::fused::convt3d_tile
-#endif

@@ -220,6 +220,7 @@ constexpr int k_centring_smem_doubles = k_mean_lanes + 1;
 /// smem: k_centring_smem_doubles.
 template <class Exec>
 FB_HOST_DEVICE void centring_block(Exec& ex, const plan& pl, const args& a, int64_t block, double* smem) {
+  static_assert(exec::is_block_executor_v<Exec>, "centring_block needs a block executor");
   const tile::geometry& g = pl.g;
   const int64_t co_pad = g.n_co_blocks * k_co_block;
   const int64_t b = block / co_pad, co = block % co_pad;
@@ -228,7 +229,7 @@ FB_HOST_DEVICE void centring_block(Exec& ex, const plan& pl, const args& a, int6
   double* lanes = smem;
   double* ybar = smem + k_mean_lanes;
   static_assert(k_threads > k_mean_lanes, "threads past the mean's lanes compute the taps' shares");
-  ex.threads([&](int tid, typename Exec::state&) {
+  ex.threads([&](int tid) {
     if (!has_channel) return;
     if (tid < k_mean_lanes)
       lanes[tid] = mean_lane_sum(pl, a, bc, tid);
@@ -236,7 +237,7 @@ FB_HOST_DEVICE void centring_block(Exec& ex, const plan& pl, const args& a, int6
       for (int64_t t = tid - k_mean_lanes; t < pl.k3; t += k_threads - k_mean_lanes) tap_share_item(pl, a, bc, t);
   });
   ex.sync();
-  ex.threads([&](int tid, typename Exec::state&) {
+  ex.threads([&](int tid) {
     if (!has_channel) return;
     if (tid == 0) {
       double l[k_mean_lanes];
@@ -250,7 +251,7 @@ FB_HOST_DEVICE void centring_block(Exec& ex, const plan& pl, const args& a, int6
   });
   if (!pl.class_table) return;
   ex.sync();
-  ex.threads([&](int tid, typename Exec::state&) {
+  ex.threads([&](int tid) {
     const double yb = has_channel ? *ybar : 0.0;
     for (int64_t e = tid; e < g.n_phases * tile::k_class_combos; e += k_threads)
       class_table_item(pl, a, b, e / tile::k_class_combos, static_cast<int>(e % tile::k_class_combos), co, yb);

@@ -78,7 +78,7 @@ namespace tile = fb::fused::convt3d_tile;
 using detail::args;
 using fb::fused::allow_dependent_launch;
 using fb::fused::wait_for_preceding_launch;
-using fb::fused::device::device_exec;
+using tile::device_exec;
 using detail::plan;
 
 __global__ void __launch_bounds__(detail::k_prep_threads, 2) prep_kernel(const __grid_constant__ plan pl,

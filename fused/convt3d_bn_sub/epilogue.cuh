@@ -111,7 +111,7 @@ struct stats_policy {
 
   template <class Exec>
   FB_HOST_DEVICE void prologue(Exec& ex, const tile::block_pos&, float* region) const {
-    ex.threads([&](int tid, typename Exec::state&) {
+    ex.threads([&](int tid) {
       for (int c = 0; c < k_co_thread; ++c) m2s(region)[c * k_m2_stride + tid] = 0.0;
     });
   }
@@ -185,7 +185,7 @@ struct stats_policy {
     constexpr int kPerChannel = k_threads / tile::k_warps_c;  // 128 thread slots hold one channel
     constexpr int kPerSlice = kPerChannel / kSlices;          // 8
     ex.sync();
-    ex.threads([&](int tid, typename Exec::state&) {
+    ex.threads([&](int tid) {
       const int cb = tid % k_co_block, slice = tid / k_co_block;
       const int wc = cb / k_co_thread, c = cb % k_co_thread;
       double acc = 0.0;
@@ -196,7 +196,7 @@ struct stats_policy {
       red(region)[slice * k_co_block + cb] = acc;
     });
     ex.sync();
-    ex.threads([&](int tid, typename Exec::state&) {
+    ex.threads([&](int tid) {
       if (tid >= k_co_block) return;
       const int64_t co = static_cast<int64_t>(bp.cob) * k_co_block + tid;
       if (co >= pl.g.c_out) return;
@@ -222,7 +222,7 @@ struct write_policy {
 
   template <class Exec>
   FB_HOST_DEVICE void prologue(Exec& ex, const tile::block_pos& bp, float* region) const {
-    ex.threads([&](int tid, typename Exec::state&) {
+    ex.threads([&](int tid) {
       wait_for_preceding_launch();  // a dependent launch of finalize, whose scale it reads first
       if (tid >= k_co_block) return;
       const int64_t co = static_cast<int64_t>(bp.cob) * k_co_block + tid;

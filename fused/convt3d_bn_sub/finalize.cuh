@@ -19,6 +19,7 @@ constexpr int k_finalize_smem_doubles = k_threads * (k_finalize_samples / tile::
 /// samples from global memory, was a chain of dependent L2 round trips: 21 us, ncu, H100.)
 template <class Exec>
 FB_HOST_DEVICE void finalize_block(Exec& ex, const plan& pl, const args& a, int64_t c, double* smem) {
+  static_assert(exec::is_block_executor_v<Exec>, "finalize_block needs a block executor");
   const tile::geometry& g = pl.g;
   constexpr int kPerWarp = k_finalize_samples / tile::k_warps;
   double* lanes = smem;                              // [warp][sample of the warp][lane]
@@ -27,7 +28,7 @@ FB_HOST_DEVICE void finalize_block(Exec& ex, const plan& pl, const args& a, int6
   const bool one_round = g.batch <= k_finalize_samples;
   if (pl.training) {
     for (int64_t b0 = 0; b0 < g.batch; b0 += k_finalize_samples) {
-      ex.threads([&](int tid, typename Exec::state&) {
+      ex.threads([&](int tid) {
         const int warp = tid / 32, lane = tid % 32;
         FB_UNROLL
         for (int u = 0; u < kPerWarp; ++u) {
@@ -41,7 +42,7 @@ FB_HOST_DEVICE void finalize_block(Exec& ex, const plan& pl, const args& a, int6
         }
       });
       ex.sync();
-      ex.threads([&](int tid, typename Exec::state&) {
+      ex.threads([&](int tid) {
         if (tid >= k_finalize_samples) return;
         const int64_t b = b0 + tid;
         if (b >= g.batch) return;
@@ -56,7 +57,7 @@ FB_HOST_DEVICE void finalize_block(Exec& ex, const plan& pl, const args& a, int6
       ex.sync();
     }
   }
-  ex.threads([&](int tid, typename Exec::state&) {
+  ex.threads([&](int tid) {
     if (tid != 0) return;
     const double gamma = static_cast<double>(a.gamma[c]);
     double var = 0.0;

@@ -22,7 +22,7 @@ template <int kJ0, bool kChunked, bool kStats>
 __global__ void __launch_bounds__(tile::k_threads, 2) pass_kernel(const __grid_constant__ plan pl,
                                                                   const __grid_constant__ args a) {
   extern __shared__ float4 smem4[];
-  fb::fused::device::device_exec ex;
+  tile::device_exec ex;
   pass_block<kJ0, kChunked, kStats>(ex, pl, a, blockIdx.x, reinterpret_cast<float*>(smem4));
 }
 

@@ -21,6 +21,7 @@ FB_HOST_DEVICE int64_t prep_blocks(const plan& pl) {
 /// block, phase) of weights.
 template <class Exec>
 FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t block) {
+  static_assert(exec::is_block_executor_v<Exec>, "prep_block needs a block executor");
   const tile::geometry& g = pl.g;
   const int64_t volumes = g.batch * g.c_in;
   if (block >= volumes) {
@@ -32,17 +33,17 @@ FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t 
   double* sa = a.ws + pl.off_box_a + block * pl.box_a;
   double* sb = a.ws + pl.off_box_b + block * pl.box_b;
   double* r = a.ws + pl.off_box_r + block * pl.k3;
-  ex.threads([&](int tid, typename Exec::state&) {
+  ex.threads([&](int tid) {
     // The floats after y's end up to the next 16 bytes: rows_band_block's last copy reads them.
     if (block == 0 && tid < (4 - pl.y_floats % 4) % 4) materialised(pl, a)[pl.y_floats + tid] = 0.0f;
     box_sums::step_h(g.dim[0], g.dim[1], g.dim[2], xv, sa, tid, k_prep_threads);
   });
   ex.sync();
-  ex.threads([&](int tid, typename Exec::state&) { box_sums::step_w(g.dim[0], g.dim[2], sa, sb, tid, k_prep_threads); });
+  ex.threads([&](int tid) { box_sums::step_w(g.dim[0], g.dim[2], sa, sb, tid, k_prep_threads); });
   ex.sync();
-  ex.threads([&](int tid, typename Exec::state&) { box_sums::step_d(g.dim[0], sb, r, tid, k_prep_threads); });
+  ex.threads([&](int tid) { box_sums::step_d(g.dim[0], sb, r, tid, k_prep_threads); });
   ex.sync();
-  ex.threads([&](int tid, typename Exec::state&) {
+  ex.threads([&](int tid) {
     if (tid != 0) return;
     centres(pl, a)[block] =
         pl.centre_count > 0.0 ? static_cast<float>(r[pl.centre_tap] / pl.centre_count) : 0.0f;
@@ -51,7 +52,7 @@ FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t 
   // The volume minus its centre (centred_x), 4 floats at a time where the volumes are 16-byte aligned.
   const int64_t n = g.dim[0].n_in * g.dim[1].n_in * g.dim[2].n_in;
   float* xc = centred_x(pl, a) + block * n;
-  ex.threads([&](int tid, typename Exec::state&) {
+  ex.threads([&](int tid) {
     const float c = centres(pl, a)[block];
     const bool vec = n % 4 == 0 && reinterpret_cast<std::uintptr_t>(a.x) % 16 == 0;
     const int64_t n4 = vec ? n / 4 : 0;

@@ -122,9 +122,10 @@ FB_HOST_DEVICE void rows_group(const plan& pl, const args& a, const rows_slice& 
 /// consecutive blocks read neighbouring slices.)
 template <class Index, class Exec>
 FB_HOST_DEVICE void rows_block(Exec& ex, const plan& pl, const args& a, int64_t slice) {
+  static_assert(exec::is_block_executor_v<Exec>, "rows_block needs a block executor");
   const rows_slice rs = rows_slice_of(pl, a, slice);
   const int groups = rows_groups(pl);
-  ex.threads([&](int tid, typename Exec::state&) {
+  ex.threads([&](int tid) {
     for (int group = tid / 32; group < groups; group += tile::k_warps) rows_group<Index>(pl, a, rs, group, tid % 32);
   });
 }
@@ -145,6 +146,7 @@ FB_HOST_DEVICE int64_t band_items(const plan& pl) { return output_slices(pl) * p
 template <class Exec, class Stager>
 FB_HOST_DEVICE void rows_band_block(Exec& ex, Stager& stager, const plan& pl, const args& a, int64_t item,
                                     float* stage, int* table) {
+  static_assert(exec::is_block_executor_v<Exec>, "rows_band_block needs a block executor");
   const tile::geometry& g = pl.g;
   // One band per slice at the default: no 64-bit division (a called routine on the GPU).
   const int64_t slice = pl.band_count == 1 ? item : item / pl.band_count;
@@ -157,7 +159,7 @@ FB_HOST_DEVICE void rows_band_block(Exec& ex, Stager& stager, const plan& pl, co
   const int oh0 = band * pl.band_rows;
   const int rows = pl.band_rows < h_out - oh0 ? pl.band_rows : h_out - oh0;
   const int t0 = oh0 + static_cast<int>(g.dim[1].p);  // t = oh + p_h; phase rh = t mod s_h, base t / s_h
-  ex.threads([&](int tid, typename Exec::state&) {
+  ex.threads([&](int tid) {
     if (tid != 0) return;
     const float* y = materialised(pl, a);
     const int64_t plane = rs.bc * pl.spatial;  // the (b, co) plane of the phase-major buffer
@@ -183,7 +185,7 @@ FB_HOST_DEVICE void rows_band_block(Exec& ex, Stager& stager, const plan& pl, co
     stager.wait();
   });
   ex.sync();  // the copies have landed (ordered by thread 0's wait), and the table is written
-  ex.threads([&](int tid, typename Exec::state&) {
+  ex.threads([&](int tid) {
     const int warp = tid / 32, lane = tid % 32;
     // Per row and per column only additions: w_out = 63 gives a lane two elements per row, so
     // divisions per row (phase and base of t, of the lane's first column) made the launch

@@ -67,6 +67,7 @@
 #include "fused/convt3d_scale_bn_gap/convt3d_scale_bn_gap.h"
 #include "fused/convt3d_scale_bn_gap/plan.h"
 #include "fused/convt3d_scale_bn_gap/programs.cuh"
+#include "fused/exec/block_program.cuh"
 #include "fused/runtime/cuda_check.h"
 
 namespace fb::fused::convt3d_scale_bn_gap {
@@ -74,16 +75,10 @@ namespace {
 
 using namespace detail;
 
-/// The device executor: the calling thread runs each phase with its own register state.
+/// The device executor (fused/exec/block_program.cuh): the calling thread runs each phase with its
+/// own register state.
 template <class State>
-struct device_exec {
-  State st;
-  template <class F>
-  __device__ __forceinline__ void each_thread(F&& f) {
-    f(static_cast<int>(threadIdx.x), st);
-  }
-  __device__ __forceinline__ void sync() { __syncthreads(); }
-};
+using device_exec = fb::fused::exec::device_executor<State>;
 
 __global__ void __launch_bounds__(k_threads) prep_kernel(const params p) {
   extern __shared__ __align__(16) unsigned char smem[];

@@ -32,7 +32,8 @@ FB_HOST_DEVICE void finish_channel(const params& p, int64_t block, int t) {
 
 template <class Ex>
 FB_HOST_DEVICE void finish_program(Ex& ex, const params& p, int64_t block) {
-  ex.each_thread([&](int t, no_state&) { finish_channel(p, block, t); });
+  static_assert(exec::is_block_executor_v<Ex>, "finish_program needs a block executor");
+  ex.threads([&](int t) { finish_channel(p, block, t); });
 }
 
 }  // namespace fb::fused::convt3d_scale_bn_gap::detail

@@ -256,18 +256,20 @@ FB_HOST_DEVICE void gemm_reduce(const params& p, const gemm_layout& L, unsigned 
 
 template <int TB, class Ex>
 FB_HOST_DEVICE void gemm_program(Ex& ex, const params& p, int64_t block, unsigned char* smem) {
+  static_assert(exec::is_block_executor_v<Ex, gemm_state<TB>>,
+                "gemm_program needs a block executor with gemm_state<TB>");
   const gemm_layout L = make_gemm_layout(p);
   const gemm_block_id id = gemm_block_of(p, block);
-  ex.each_thread([&](int t, gemm_state<TB>& st) { gemm_setup<TB>(p, L, smem, id, t, st); });
+  ex.threads([&](int t, gemm_state<TB>& st) { gemm_setup<TB>(p, L, smem, id, t, st); });
   ex.sync();
-  ex.each_thread([&](int t, gemm_state<TB>&) {
+  ex.threads([&](int t, gemm_state<TB>&) {
     gemm_stage<TB>(p, L, smem, id, 0, static_cast<int>(min64(p.kc, p.Ci)), 0, t);
   });
   int buf = 0;
   for (int64_t ci0 = 0; ci0 < p.Ci; ci0 += p.kc) {
     const int nkc = static_cast<int>(min64(p.kc, p.Ci - ci0));
     const int64_t next = ci0 + p.kc;
-    ex.each_thread([&](int t, gemm_state<TB>&) {
+    ex.threads([&](int t, gemm_state<TB>&) {
       if (next < p.Ci) {  // the next chunk's copies go out before this chunk's are awaited
         gemm_stage<TB>(p, L, smem, id, next, static_cast<int>(min64(p.kc, p.Ci - next)), buf ^ 1, t);
         cp_async_wait_all_but_last();
@@ -276,13 +278,13 @@ FB_HOST_DEVICE void gemm_program(Ex& ex, const params& p, int64_t block, unsigne
       }
     });
     ex.sync();
-    ex.each_thread([&](int t, gemm_state<TB>& st) { gemm_main<TB>(p, L, smem, nkc, buf, t, st); });
+    ex.threads([&](int t, gemm_state<TB>& st) { gemm_main<TB>(p, L, smem, nkc, buf, t, st); });
     ex.sync();
     buf ^= 1;
   }
-  ex.each_thread([&](int t, gemm_state<TB>& st) { gemm_store<TB>(L, smem, t, st); });
+  ex.threads([&](int t, gemm_state<TB>& st) { gemm_store<TB>(L, smem, t, st); });
   ex.sync();
-  ex.each_thread([&](int t, gemm_state<TB>&) { gemm_reduce<TB>(p, L, smem, id, t); });
+  ex.threads([&](int t, gemm_state<TB>&) { gemm_reduce<TB>(p, L, smem, id, t); });
 }
 
 }  // namespace fb::fused::convt3d_scale_bn_gap::detail

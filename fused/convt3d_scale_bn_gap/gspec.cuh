@@ -81,12 +81,13 @@ FB_HOST_DEVICE void gspec_item(const params& p, unsigned char* smem, int64_t blo
 
 template <class Ex>
 FB_HOST_DEVICE void gspec_program(Ex& ex, const params& p, int64_t block, unsigned char* smem) {
-  ex.each_thread([&](int t, no_state&) {
+  static_assert(exec::is_block_executor_v<Ex>, "gspec_program needs a block executor");
+  ex.threads([&](int t) {
     cplx* twh = at<cplx>(smem, 0);
     for (int m = t; m < p.Nh; m += k_threads) twh[m] = dft::unit_root(m, p.Nh);
   });
   ex.sync();
-  ex.each_thread([&](int t, no_state&) { gspec_item(p, smem, block, t); });
+  ex.threads([&](int t) { gspec_item(p, smem, block, t); });
 }
 
 }  // namespace fb::fused::convt3d_scale_bn_gap::detail

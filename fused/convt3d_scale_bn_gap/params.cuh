@@ -8,6 +8,7 @@
 #include "fused/arch/cp_async.cuh"
 #include "fused/arch/host_device.cuh"
 #include "fused/arch/read_only.cuh"
+#include "fused/exec/block_program.cuh"
 #include "fused/math/batch_norm.cuh"
 #include "fused/math/dft.cuh"
 
@@ -95,8 +96,8 @@ FB_HOST_DEVICE T* at(unsigned char* smem, std::size_t off) {
   return reinterpret_cast<T*>(smem + off);
 }
 
-/// No per-thread state.
-struct no_state {};
+/// No per-thread state (the block executors' default).
+using no_state = fb::fused::exec::no_state;
 
 /// Taps held in registers by the loops over a kernel dimension (prep's depth taps, the gemm's G
 /// load batches).

@@ -90,14 +90,15 @@ FB_HOST_DEVICE void prep_h1(const params& p, unsigned char* smem, int64_t h1_blo
 
 template <class Ex>
 FB_HOST_DEVICE void prep_program(Ex& ex, const params& p, int64_t block, unsigned char* smem) {
+  static_assert(exec::is_block_executor_v<Ex>, "prep_program needs a block executor");
   const int64_t nws = prep_wsum_blocks(p);
   if (block < nws) {
-    ex.each_thread([&](int t, no_state&) { prep_wsum(p, block, t); });
+    ex.threads([&](int t) { prep_wsum(p, block, t); });
     return;
   }
-  ex.each_thread([&](int t, no_state&) { prep_tables(p, smem, t); });
+  ex.threads([&](int t) { prep_tables(p, smem, t); });
   ex.sync();
-  ex.each_thread([&](int t, no_state&) { prep_h1(p, smem, block - nws, t); });
+  ex.threads([&](int t) { prep_h1(p, smem, block - nws, t); });
 }
 
 }  // namespace fb::fused::convt3d_scale_bn_gap::detail

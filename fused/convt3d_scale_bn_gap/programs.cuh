@@ -6,11 +6,10 @@
 /// CPU tests run the kernels' own tiling, indexing, shared-memory layouts and summation orders; only
 /// scheduling differs, and no result depends on it (no atomics, every partial has one owner).
 ///
-/// An executor `Ex` provides
-///   ex.each_thread(f)  calls f(thread index t, State& thread's state) for the block's threads
-///   ex.sync()          __syncthreads() on the device, nothing on the host
-/// where State is the program's per-thread register state (registers on the device, an array of
-/// 256 on the host). Global -> shared copies go through fused/arch/cp_async.cuh (cp.async on the
+/// An executor `Ex` is a block executor (fused/exec/block_program.cuh): ex.threads(f) calls f(thread
+/// index t) or f(t, State& thread's state) for the block's threads, ex.sync() is __syncthreads() on
+/// the device and nothing on the host, where State is the program's per-thread register state
+/// (registers on the device, an array of 256 on the host). Global -> shared copies go through fused/arch/cp_async.cuh (cp.async on the
 /// device, completed by the same thread's wait before the next barrier; a plain copy on the host),
 /// so the device can keep many in flight without registers.
 ///

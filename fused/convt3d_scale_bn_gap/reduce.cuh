@@ -72,13 +72,14 @@ FB_HOST_DEVICE void reduce_finish(const params& p, unsigned char* smem, int64_t 
 
 template <class Ex>
 FB_HOST_DEVICE void reduce_program(Ex& ex, const params& p, int64_t block, unsigned char* smem) {
+  static_assert(exec::is_block_executor_v<Ex>, "reduce_program needs a block executor");
   const int64_t ct = block % reduce_ctiles(p);
   const int64_t b = block / reduce_ctiles(p);
   if (p.training) {
-    ex.each_thread([&](int t, no_state&) { reduce_slices(p, smem, b, ct, t); });
+    ex.threads([&](int t) { reduce_slices(p, smem, b, ct, t); });
     ex.sync();
   }
-  ex.each_thread([&](int t, no_state&) { reduce_finish(p, smem, b, ct, t); });
+  ex.threads([&](int t) { reduce_finish(p, smem, b, ct, t); });
 }
 
 }  // namespace fb::fused::convt3d_scale_bn_gap::detail

@@ -438,6 +438,7 @@ FB_HOST_DEVICE int64_t x_blocks(const params& p, bool dft) { return p.Ci * p.B *
 
 template <class Ex>
 FB_HOST_DEVICE void x_program(Ex& ex, const params& p, int64_t block, unsigned char* smem, bool dft) {
+  static_assert(exec::is_block_executor_v<Ex, x_state>, "x_program needs a block executor with x_state");
   const x_layout L = make_x_layout(p, dft);
   const int nq = dft ? p.n_fwchunks : 1;
   const int q = static_cast<int>(block % nq);
@@ -447,7 +448,7 @@ FB_HOST_DEVICE void x_program(Ex& ex, const params& p, int64_t block, unsigned c
   const float* xvol = p.x + (b * p.Ci + ci) * (static_cast<int64_t>(p.D) * p.H * p.W);
   const fw_chunk ch = chunk_of(p, q);
   const bool with_sum = q == 0;
-  ex.each_thread([&](int t, x_state& st) {
+  ex.threads([&](int t, x_state& st) {
     st.sum = 0.0;
     st.c = 0.0f;
     if (dft) x_tables(p, L, smem, ch, t);
@@ -458,33 +459,33 @@ FB_HOST_DEVICE void x_program(Ex& ex, const params& p, int64_t block, unsigned c
   const int64_t group = static_cast<int64_t>(p.xr) * p.slab_rows;   // rows staged at once
   for (int64_t r0 = 0; r0 < rows; r0 += group) {
     const int nr = static_cast<int>(min64(group, rows - r0));
-    ex.each_thread([&](int t, x_state&) {
+    ex.threads([&](int t, x_state&) {
       if (dft && r0 == 0) x_matrices(p, L, smem, t);
       x_stage_rows(p, L, smem, xvol, r0, nr, t);
     });
     ex.sync();
-    ex.each_thread([&](int t, x_state& st) { x_row_sums(p, L, smem, nr, with_sum, dft && r0 == 0, t, st); });
+    ex.threads([&](int t, x_state& st) { x_row_sums(p, L, smem, nr, with_sum, dft && r0 == 0, t, st); });
     ex.sync();
     if (dft) {
       if (r0 == 0) {
-        ex.each_thread([&](int t, x_state&) { x_sum_warps(L, smem, t); });
+        ex.threads([&](int t, x_state&) { x_sum_warps(L, smem, t); });
         ex.sync();
       }
-      ex.each_thread([&](int t, x_state& st) { x_rows(p, L, smem, r0, nr, nr_first, r0 == 0, t, st); });
+      ex.threads([&](int t, x_state& st) { x_rows(p, L, smem, r0, nr, nr_first, r0 == 0, t, st); });
       ex.sync();
     }
   }
   if (dft) {
-    ex.each_thread([&](int t, x_state&) { x_h_stage(p, L, smem, ch, t); });
+    ex.threads([&](int t, x_state&) { x_h_stage(p, L, smem, ch, t); });
     ex.sync();
-    ex.each_thread([&](int t, x_state& st) { x_d_stage(p, L, smem, ch, ci, b, t, st.c); });
+    ex.threads([&](int t, x_state& st) { x_d_stage(p, L, smem, ch, ci, b, t, st.c); });
   }
   if (with_sum) {
-    ex.each_thread([&](int t, x_state& st) { x_sum_store(L, smem, t, st); });
+    ex.threads([&](int t, x_state& st) { x_sum_store(L, smem, t, st); });
     ex.sync();
-    ex.each_thread([&](int t, x_state&) { x_sum_warps(L, smem, t); });
+    ex.threads([&](int t, x_state&) { x_sum_warps(L, smem, t); });
     ex.sync();
-    ex.each_thread([&](int t, x_state&) { x_sum_final(p, L, smem, ci, b, t); });
+    ex.threads([&](int t, x_state&) { x_sum_final(p, L, smem, ci, b, t); });
   }
 }
 

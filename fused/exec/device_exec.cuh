@@ -1,7 +1,7 @@
 #pragma once
-/// The GPU side of the block programs in fused/ (nvcc only): the executor that runs a block
-/// program as one CUDA block (this thread runs its share, ex.sync() is __syncthreads; the host
-/// executor is simt_fp32_tile.cuh's host_exec), and the one-time opt-in to large dynamic shared memory.
+/// The GPU side of launching block programs (nvcc only): the one-time opt-in to large dynamic
+/// shared memory and programmatic dependent launches. The executor that runs a block program as one
+/// CUDA block is fused/exec/block_program.cuh's device_executor (included here).
 #if !defined(__CUDACC__)
 #error "fused/exec/device_exec.cuh is CUDA-only"
 #endif
@@ -12,29 +12,10 @@
 #include <set>
 #include <utility>
 
-#include "fused/conv3d/simt_fp32_tile.cuh"
+#include "fused/exec/block_program.cuh"
 #include "fused/runtime/cuda_check.h"
 
 namespace fb::fused::device {
-
-/// The GPU executor of a block program: this thread runs its share, barriers are __syncthreads.
-struct device_exec {
-  struct state {
-    convt3d_tile::acc_tile acc, part;
-  };
-  state st;
-  template <class F>
-  FB_HOST_DEVICE void threads(F&& f) {
-#if defined(__CUDA_ARCH__)
-    f(static_cast<int>(threadIdx.x), st);
-#endif
-  }
-  FB_HOST_DEVICE void sync() {
-#if defined(__CUDA_ARCH__)
-    __syncthreads();
-#endif
-  }
-};
 
 /// Lets `kernel` use up to `bytes` of dynamic shared memory on the current device; set once per
 /// (device, kernel) so that later calls (also inside a graph capture) make no attribute call. The

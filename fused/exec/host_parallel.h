@@ -1,10 +1,11 @@
 #pragma once
 /// Host executors run the independent blocks of a launch on several CPU threads; the results do not
-/// depend on how many (every block writes only its own outputs and partials).
+/// depend on how many (every block writes only its own outputs and partials). Each block runs on a
+/// block executor (fused/exec/block_program.cuh's host_executor) in shared memory of its own.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -26,16 +27,21 @@ void parallel_ranges(int64_t n, F&& body) {
 
 namespace host_blocks {
 
-/// Blocks [lo, hi) of a launch, each in NaN-filled shared memory: a block that reads shared memory
-/// it did not write itself (on the GPU: another block's leftovers) makes its output NaN, and the
-/// property tests fail.
+/// 16 bytes of a block's shared memory, aligned as the GPU's dynamic shared memory is.
+struct alignas(16) smem_chunk {
+  unsigned char bytes[16];
+};
+
+/// Blocks [lo, hi) of a launch, each in shared memory filled with 0xFF bytes (NaN as float and as
+/// double): a block that reads shared memory it did not write itself (on the GPU: another block's
+/// leftovers) makes its output NaN, and the property tests fail.
 template <class Exec, class Program>
 inline void in_nan_smem(const Program& program, std::size_t smem_bytes, int64_t lo, int64_t hi) {
   Exec ex;
-  std::vector<float> smem(smem_bytes / sizeof(float) + 4);
+  std::vector<smem_chunk> smem(smem_bytes / sizeof(smem_chunk) + 2);
   for (int64_t block = lo; block < hi; ++block) {
-    std::fill(smem.begin(), smem.end(), std::numeric_limits<float>::quiet_NaN());
-    program(ex, block, smem.data());
+    std::memset(smem.data(), 0xFF, smem.size() * sizeof(smem_chunk));
+    program(ex, block, reinterpret_cast<float*>(smem.data()));
   }
 }
 
@@ -59,8 +65,8 @@ __attribute__((target("fma"), flatten)) void fma(const Program& program, std::si
 }  // namespace host_blocks
 
 /// Runs program(ex, block, smem) for every block of a launch of n_blocks blocks on the CPU: blocks
-/// on several threads (one Exec per thread), each block in its own NaN-filled shared memory of
-/// smem_bytes, in the FMA clone where the CPU has FMA.
+/// on several threads (one Exec per thread), each block in its own NaN-filled, 16-byte aligned
+/// shared memory of smem_bytes, in the FMA clone where the CPU has FMA.
 template <class Exec, class Program>
 void run_blocks_on_host(int64_t n_blocks, std::size_t smem_bytes, const Program& program) {
   parallel_ranges(n_blocks, [&](int64_t lo, int64_t hi) {
