@@ -504,6 +504,9 @@ TEST(report, the_fastest_passing_peer_and_the_fastest_peer_are_told_apart) {
             std::string::npos)
       << md;
   EXPECT_NE(md.find("| default | peer:max_autotune_tf32 |"), std::string::npos) << md;
+  // Per config too: the model's table has both columns before the status.
+  EXPECT_NE(md.find("| max err / tol | vs fastest peer within tol | vs fastest peer | status |"), std::string::npos) << md;
+  EXPECT_EQ(lines_with(md, "(max_autotune_tf32 500.0 us, 20% within tol) | ok |").size(), 2u) << md;
   EXPECT_NE(md.find("OUTSIDE tolerance"), std::string::npos) << md;
 }
 

@@ -212,6 +212,10 @@ void print_model(std::ostream& out, const report_model& report, const model_repo
     header.insert(header.end(), {impl, prefix + "vs ref", prefix + "vs ref_tf32", prefix + "time / floor",
                                  prefix + "max err / tol", prefix + "status"});
     align.insert(align.end(), {"--:", "--:", "--:", "--:", "--:", "---"});
+    if (!m.peer_implementations.empty()) {  // per config, as the summary gives them for the default
+      header.insert(header.end() - 1, {prefix + "vs fastest peer within tol", prefix + "vs fastest peer"});
+      align.insert(align.end() - 1, {"--:", "--:"});
+    }
   }
   if (m.fused_implementations.empty()) {
     header.emplace_back("status");
@@ -222,9 +226,13 @@ void print_model(std::ostream& out, const report_model& report, const model_repo
   for (const sweep_row& row : m.rows) {
     std::vector<std::string> cells{d::markdown_cell(row.config_label), d::format_count(row.problem_size),
                                    range_cell(row.ref), range_cell(row.ref_tf32)};
-    for (const fused_entry& e : row.fused)
+    for (const fused_entry& e : row.fused) {
       cells.insert(cells.end(), {fused_time_cell(e, true), speedup_cell(e.vs_ref), speedup_cell(e.vs_ref_tf32),
                                  floor_cell(e), tolerance_cell(e), status_cell(e)});
+      if (!m.peer_implementations.empty())
+        cells.insert(cells.end() - 1, {peer_speedup_cell(e.vs_fastest_passing_peer, row.fastest_passing_peer),
+                                       peer_speedup_cell(e.vs_fastest_peer, row.fastest_peer)});
+    }
     if (row.fused.empty()) cells.emplace_back("reference only");
     t.add_row(std::move(cells));
     for (const impl_cell& cell : row.all)
