@@ -222,6 +222,7 @@ def run_peer(torch, name, case, make_model, state, x, timer, case_dir):
     model.load_state_dict({k: v.to(device) for k, v in state.items()}, strict=True)
     model.train(bool(case["config"].get("training", True)))
     if kind != "eager":
+        import torch._dynamo  # explicit: older torch 2.x loads it lazily
         torch._dynamo.reset()  # strict and TF32 compile apart, never one reusing the other's code
         mode = None if kind == "compile" else "max-autotune-no-cudagraphs"
         model = torch.compile(model, mode=mode)

@@ -70,7 +70,9 @@ check "per-model peer table" grep -q "| default | peer:eager |" "$md"
 check "the skipped peers listed with their reason" \
   test "$(grep -c 'peer:[a-z_0-9]*: not_supported: skipped: ' "$md")" -eq 10
 
-"$fb" compare "$res" "$res" >"$tmp/compare.log" 2>&1; rc=$?
+# --allow-undecided: on a loaded CPU a case may get fewer samples than the rank test needs; the point
+# here is that no peer row can fail it, even with --all-impls.
+"$fb" compare "$res" "$res" --all-impls --allow-undecided >"$tmp/compare.log" 2>&1; rc=$?
 check "compare of the run with itself exits 0 (rc $rc)" test "$rc" -eq 0
 check "compare shows the peers as information" grep -q "peer:eager.*(peer: information, never gated)" "$tmp/compare.log"
 

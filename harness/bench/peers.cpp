@@ -278,7 +278,7 @@ void run_case_peers(const peer_settings& settings, const peer_case& c, std::vect
           log(fmt::format("PEER ERROR: {}: {}", gbench_name(row), row.message));
         }
         std::error_code ec;
-        fs::remove(output, ec);  // a peer's output can be a GiB: one on disk at a time
+        fs::remove(output, ec);  // a peer's output can be a GiB (#34): removed once judged
       }
       for (std::size_t i : remaining)
         if (std::find(done.begin(), done.end(), i) == done.end()) still.push_back(i);

@@ -586,6 +586,7 @@ std::string peer_line(const case_result& row, const std::optional<double>& fused
 /// The torch peers of one timed case: set 0 of its input sets (the reference's tensors) handed to the
 /// helper, each output judged here against that set's expectations under the run's verdict rules.
 void run_case_peer_rows(run_context& ctx, const case_plan& plan, double budget_left) {
+  release_cached_device_memory();  // the helper gets the memory the previous case's judging held
   const model_entry& model = *plan.point.model;
   const device_kind device = ctx.settings.device;
   const gen::case_recipe recipe{plan.config.canonical, ctx.settings.seed + 101, input_distribution::uniform,
@@ -656,7 +657,6 @@ void run_case_peer_rows(run_context& ctx, const case_plan& plan, double budget_l
 /// the peers a case's share leaves out are recorded as skipped for time.
 void run_peer_stage(run_context& ctx, const std::vector<case_plan>& plans) {
   if (plans.empty()) return;
-  release_cached_device_memory();  // the helper gets the device's memory that our cases held
   const peer_settings& peers = ctx.settings.peers;
   ctx.prog.finish();
   fmt::print(ctx.log, "bench: peers: {} case(s) x {} torch peers, {} {}{}\n", plans.size(), torch_peers.size(),
