@@ -211,6 +211,32 @@ TEST_F(compare_files, only_the_implementations_under_test_gate_unless_all_impls)
   EXPECT_NE(testing::internal::GetCapturedStdout().find("REGRESSION: 1 slower"), std::string::npos);
 }
 
+TEST_F(compare_files, a_peer_is_information_even_under_all_impls) {
+  // Issue 38: torch's eager got 30% slower and its TF32 compile now misses the tolerance; neither is
+  // the code's failure, with or without --all-impls.
+  const auto base = run_of({timed_case("peer:eager", timings(1e-3, 0.01, 1)),
+                            timed_case("peer:compile_tf32", timings(1e-3, 0.01, 2)),
+                            timed_case("fused_cuda", timings(1e-3, 0.01, 3))});
+  const auto cur = run_of({timed_case("peer:eager", timings(1.3e-3, 0.01, 4)),
+                           timed_case("peer:compile_tf32", timings(1e-3, 0.01, 5), outcome::incorrect),
+                           timed_case("fused_cuda", timings(1e-3, 0.01, 6))});
+  cli::compare_options all;
+  all.all_impls = true;
+  for (const cli::compare_options& o : {cli::compare_options{}, all}) {
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(run(base, cur, o), 0);
+    const std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_NE(out.find("| slower (peer: information, never gated) |"), std::string::npos) << out;
+    EXPECT_NE(out.find("(peer: information, never gated)"), std::string::npos) << out;
+  }
+  const report::comparison c = report::compare_results(base, cur, {});
+  for (const report::case_comparison& cc : c.cases)
+    if (is_peer_implementation(cc.implementation)) {
+      EXPECT_FALSE(cc.gated) << cc.implementation;
+      EXPECT_FALSE(cc.failing) << cc.implementation;
+    }
+}
+
 TEST(compare, an_implementation_the_run_cannot_have_is_not_a_failure) {
   // ref_tf32 on a CPU run: not_supported on both sides, and in a CUR only.
   const auto c = only_case(run_of({timed_case("ref_tf32", {}, outcome::not_supported)}),

@@ -453,4 +453,61 @@ TEST_F(temp_folder, run_report_renders_all_or_nothing_and_links_its_charts) {
     EXPECT_NE(e.path().filename().string().rfind(".fusebench-report", 0), 0u) << "staging folder left behind";
 }
 
+/// Issue 38: a peer row in a results file, as bench --peers torch writes it.
+case_result peer_row(const std::string& impl, outcome o, double median, double share, const std::string& message = "") {
+  case_result c;
+  c.model = "convt2d_mul_gap";
+  c.kernelbench_id = 44;
+  c.config = nlohmann::json::object();
+  c.config_label = "default";
+  c.problem_size = 1e6;
+  c.implementation = impl;
+  c.outcome = o;
+  c.message = message;
+  c.max_abs_error = c.max_rel_error = std::nan("");
+  if (median > 0.0) c.stats = summarize_samples({median, median * 1.01, median * 0.99});
+  c.peer = peer_details{"2.11.0+cu130", share, std::nullopt};
+  return c;
+}
+
+TEST(report, the_fastest_passing_peer_and_the_fastest_peer_are_told_apart) {
+  results_file r;
+  r.environment.device = "cuda";
+  case_result fused = peer_row("fused_cuda", outcome::passed, 1e-3, 1.0);
+  fused.peer.reset();
+  case_result ref = peer_row("ref", outcome::passed, 8e-3, 1.0);
+  ref.peer.reset();
+  r.cases = {ref, fused, peer_row("peer:eager", outcome::passed, 4e-3, 1.0),
+             // Faster than every passing peer, but 20% of its elements miss the tolerance.
+             peer_row("peer:max_autotune_tf32", outcome::incorrect, 0.5e-3, 0.2, "800 of 1000 elements outside"),
+             peer_row("peer:compile", outcome::not_supported, 0.0, std::nan(""),
+                      "skipped: torch.compile does not exist in torch 1.13.0a0")};
+  r.status.planned_cases = static_cast<std::int64_t>(r.cases.size());
+  const report::report_model model = report::build_report_model(r);
+  ASSERT_EQ(model.models.size(), 1u);
+  const report::sweep_row& row = model.models[0].rows.at(0);
+  ASSERT_EQ(model.models[0].fused_implementations, std::vector<std::string>{"fused_cuda"});  // peers are not fused
+  ASSERT_EQ(row.peers.size(), 3u);  // the skipped one too
+  ASSERT_TRUE(row.fastest_passing_peer && row.fastest_peer);
+  EXPECT_EQ(row.fastest_passing_peer->implementation, "peer:eager");
+  EXPECT_EQ(row.fastest_peer->implementation, "peer:max_autotune_tf32");
+  const report::fused_entry& e = row.fused.at(0);
+  ASSERT_TRUE(e.vs_fastest_passing_peer && e.vs_fastest_peer);
+  EXPECT_NEAR(e.vs_fastest_passing_peer->ratio, 4.0, 0.1);
+  EXPECT_NEAR(e.vs_fastest_peer->ratio, 0.5, 0.02);
+  const std::string md = render_markdown(model);
+  EXPECT_NE(md.find("vs fastest peer within tol | vs fastest peer |"), std::string::npos) << md;
+  EXPECT_NE(md.find("4.00× [3.92–4.08] (eager 4.00 ms)"), std::string::npos) << md;
+  EXPECT_NE(md.find("0.50× [0.49–0.51] (max_autotune_tf32 500.0 us, 20% within tol)"), std::string::npos) << md;
+  // The skipped peer is listed with its reason, never silently missing.
+  EXPECT_NE(md.find("peer:compile: not_supported: skipped: torch.compile does not exist in torch 1.13.0a0"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| default | peer:max_autotune_tf32 |"), std::string::npos) << md;
+  // Per config too: the model's table has both columns before the status.
+  EXPECT_NE(md.find("| max err / tol | vs fastest peer within tol | vs fastest peer | status |"), std::string::npos) << md;
+  EXPECT_EQ(lines_with(md, "(max_autotune_tf32 500.0 us, 20% within tol) | ok |").size(), 2u) << md;
+  EXPECT_NE(md.find("OUTSIDE tolerance"), std::string::npos) << md;
+}
+
 }  // namespace

@@ -60,6 +60,12 @@ std::vector<std::string> shard_arguments(const bench_options& opt, device_kind d
   for (const std::string& p : plugin::loaded_plugins()) args.insert(args.end(), {"--plugin", p});
   if (!opt.isolate) args.push_back("--no-isolate");
   args.push_back(fmt::format("--case-timeout={}", opt.case_timeout));
+  if (!opt.peers.empty()) {
+    args.insert(args.end(), {"--peers", opt.peers, "--peer-python", opt.peer_python});
+    if (!opt.peer_helper.empty()) args.insert(args.end(), {"--peer-helper", opt.peer_helper});
+    args.push_back(fmt::format("--peer-timeout={}", opt.peer_timeout));
+    args.push_back(fmt::format("--peer-budget={}", opt.peer_budget));
+  }
   fan_out::append_models(args, opt.models);
   return args;
 }
@@ -145,6 +151,16 @@ int run_command(const command_options& opt) {
   if (opt.min_samples < 1 || opt.min_samples > max_min_samples)
     throw std::invalid_argument(fmt::format("min-samples = {}: must be 1 to {}", opt.min_samples, max_min_samples));
   const double time_cap = opt.time_cap.value_or(device == device_kind::cuda ? 2.0 : 0.5);
+  if (!opt.peers.empty() && opt.peers != "torch" && opt.peers != "none")
+    throw std::invalid_argument(fmt::format("--peers {}: must be torch or none", opt.peers));
+  if (!(opt.peer_timeout > 0.0 && opt.peer_timeout <= max_time_cap))
+    throw std::invalid_argument(fmt::format("--peer-timeout {}: must be above 0 and at most {} seconds", opt.peer_timeout,
+                                            max_time_cap));
+  if (!(opt.peer_budget >= 0.0 && opt.peer_budget <= max_time_cap))
+    throw std::invalid_argument(fmt::format("--peer-budget {}: must be 0 (no limit) to {} seconds", opt.peer_budget,
+                                            max_time_cap));
+  if (!opt.peer_helper.empty() && !std::filesystem::is_regular_file(opt.peer_helper))
+    throw std::invalid_argument("--peer-helper " + opt.peer_helper + ": no such file");
   if (!(time_cap > 0.0 && time_cap <= max_time_cap))
     throw std::invalid_argument(fmt::format("time-cap = {}: must be above 0 and at most {} seconds", time_cap, max_time_cap));
 
@@ -176,7 +192,8 @@ int run_command(const command_options& opt) {
     // interrupted before writing its file must still count in the merged file's plan.
     std::int64_t planned = 0;
     for (std::size_t i = 0; i < points.size(); ++i)
-      if (shard.holds(static_cast<std::int64_t>(i))) planned += static_cast<std::int64_t>(cases_of(points[i], device));
+      if (shard.holds(static_cast<std::int64_t>(i)))
+        planned += static_cast<std::int64_t>(cases_of(points[i], device, opt.peers == "torch"));
     return run_on_devices(opt, *slots, device, shard, points.size(), planned);
   }
   const std::string digest = plan_digest(points);
@@ -198,6 +215,11 @@ int run_command(const command_options& opt) {
   settings.plan_digest = digest;
   settings.isolate_plugins = opt.isolate && !plugin::loaded_plugins().empty();
   settings.case_timeout = opt.case_timeout;
+  settings.peers.enabled = opt.peers == "torch";
+  settings.peers.python = opt.peer_python;
+  settings.peers.helper = opt.peer_helper;
+  settings.peers.timeout = opt.peer_timeout;
+  settings.peers.budget = opt.peer_budget;
   const interrupt_guard on_interrupt;  // Ctrl-C stops after the current sample, file marked incomplete
   const bench_summary summary = run_bench(points, settings);
   std::cout << '\n';

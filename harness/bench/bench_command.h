@@ -35,6 +35,11 @@ struct command_options {
   std::vector<std::string> plugins;    ///< --plugin: outside implementations (harness/plugin/plugin_loader.h)
   bool isolate = true;                 ///< --isolate: a plug-in's verification of each config in a child first
   int case_timeout = 300;              ///< --case-timeout: that child's time limit [seconds]
+  std::string peers;                   ///< --peers: "torch" adds the torch peers (peers.h); "" or "none": none
+  std::string peer_python = "python3"; ///< --peer-python: the Python that has torch
+  std::string peer_helper;             ///< --peer-helper: the helper script; empty: peers/torch_peers.py
+  double peer_timeout = 900.0;         ///< --peer-timeout: one helper process per case, at most [seconds]
+  double peer_budget = 0.0;            ///< --peer-budget: the whole peer stage, at most [seconds]; 0: no limit
 };
 
 /// Runs bench as `opt` says; returns its exit status (harness/exit_status.h; 128 + the signal when

@@ -1,6 +1,7 @@
 #include "harness/bench/runner.h"
 
 #include <c10/core/GradMode.h>
+#include <torch/csrc/jit/serialization/pickle.h>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -95,8 +96,8 @@ std::vector<const implementation*> fused_for(const model_entry& model, device_ki
 
 }  // namespace
 
-std::size_t cases_of(const bench_point& point, device_kind device) {
-  return 2 + fused_for(*point.model, device).size();
+std::size_t cases_of(const bench_point& point, device_kind device, bool peers) {
+  return 2 + fused_for(*point.model, device).size() + (peers ? torch_peers.size() : 0);
 }
 
 namespace {
@@ -142,6 +143,13 @@ case_result make_row(const case_plan& plan, const std::string& name) {
 
 /// Counts a finished row into the summary's totals.
 void count_row(bench_summary& summary, const case_result& row) {
+  if (is_peer_implementation(row.implementation)) {  // information: never failing, never the exit status
+    if (row.outcome == outcome::passed && row.stats) ++summary.peers_within;
+    else if (row.outcome == outcome::incorrect && row.stats) ++summary.peers_outside;
+    else if (row.outcome == outcome::failed || row.outcome == outcome::incorrect) ++summary.peers_error;
+    else ++summary.peers_skipped;
+    return;
+  }
   if (row.stats) ++summary.timed;
   if (row.outcome == outcome::incorrect || row.outcome == outcome::failed) ++summary.failing;
   if (row.outcome == outcome::not_run || row.outcome == outcome::not_supported ||
@@ -159,7 +167,8 @@ void record(run_context& ctx, case_result row) {
                gbench_name(row), format_seconds(row.stats->median), format_seconds(row.floor->floor_seconds),
                row.stats->median / row.floor->floor_seconds);
   }
-  if (row.outcome == outcome::incorrect || row.outcome == outcome::failed) {
+  if ((row.outcome == outcome::incorrect || row.outcome == outcome::failed) &&
+      !is_peer_implementation(row.implementation)) {
     ctx.prog.finish();
     fmt::print(ctx.log, "FAIL: {}: {}: {}\n", gbench_name(row), to_string(row.outcome), row.message);
   }
@@ -181,12 +190,15 @@ std::string speedup_line(const std::string& name, double fused, const std::optio
 void record_all(run_context& ctx, const case_plan& plan, outcome o, const std::string& message) {
   std::vector<std::string> names{"ref", "ref_tf32"};
   for (const implementation* impl : fused_for(*plan.point.model, ctx.settings.device)) names.push_back(impl->name);
+  if (ctx.settings.peers.enabled)
+    for (std::string_view peer : torch_peers) names.push_back(std::string(peer_prefix) + std::string(peer));
   for (const std::string& name : names) {
     ctx.check_stop();
     case_result r = make_row(plan, name);
     ctx.prog.begin_case(gbench_name(r));
     r.outcome = o;
     r.message = message;
+    if (is_peer_implementation(name)) r.peer = peer_details{};
     record(ctx, std::move(r));
   }
 }
@@ -482,22 +494,22 @@ void time_fused(run_context& ctx, const case_plan& plan, const std::vector<model
 }
 
 /// One config: plan, input sets, the references, then each fused implementation verified and, if it
-/// passes, timed and checked again.
-void run_point(run_context& ctx, const bench_point& point) {
+/// passes, timed and checked again. Returns the plan when the config was timed (its peers come later).
+std::optional<case_plan> run_point(run_context& ctx, const bench_point& point) {
   std::optional<case_plan> plan = plan_case(ctx, point);
-  if (!plan) return;
+  if (!plan) return std::nullopt;
   if (plan->state.is_skipped()) {
     ctx.prog.finish();
     fmt::print(ctx.log, "skip: {}/{}: {}\n", point.model->id, point.label, plan->state.get_skip_reason());
     record_all(ctx, *plan, outcome::not_run, plan->state.get_skip_reason());
-    return;
+    return std::nullopt;
   }
   std::vector<model_case> sets;
   try {
     sets = make_input_sets(*plan, ctx.settings);
   } catch (const std::exception& e) {
     record_all(ctx, *plan, outcome::failed, std::string("making the input sets: ") + e.what());
-    return;
+    return std::nullopt;
   }
   const auto [ref_median, ref_tf32_median] = time_references(ctx, *plan, sets);
   for (const implementation* impl : fused_for(*point.model, ctx.settings.device)) {
@@ -514,6 +526,149 @@ void run_point(run_context& ctx, const bench_point& point) {
       fmt::print(ctx.log, "{}\n", speedup_line(gbench_name(row), row.stats->median, ref_median, ref_tf32_median));
     }
     record(ctx, std::move(row));
+  }
+  return plan;
+}
+
+/// The repetition policy as the peer helper reads it (peers/torch_peers.py's want_more).
+json policy_json(const repetition_policy& p) {
+  return {{"min_samples", p.min_samples}, {"max_samples", p.max_samples}, {"min_time", p.min_time},
+          {"time_cap", p.time_cap},       {"target_rse", p.target_rse}};
+}
+
+/// Writes `c`'s parameters, buffers and input as the repro bundle does (torch::pickle_save of a dict of
+/// CPU tensors under their state_dict names, "input" for the input): what torch.load reads.
+void write_case_tensors(const model_case& c, const std::filesystem::path& file) {
+  c10::Dict<std::string, at::Tensor> tensors;
+  for (const auto& [name, t] : c.params) tensors.insert(name, t.to(at::kCPU).contiguous());
+  tensors.insert("input", c.input.to(at::kCPU).contiguous());
+  const std::vector<char> bytes = torch::jit::pickle_save(c10::IValue(tensors));
+  std::ofstream out(file, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("cannot write " + file.string());
+}
+
+/// A peer's output file (torch.save of one tensor), read and checked for dtype and shape.
+at::Tensor read_peer_output(const std::filesystem::path& file, const std::vector<int64_t>& shape) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error("the helper named " + file.filename().string() + " but wrote no such file");
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  c10::IValue value;
+  try {
+    value = torch::jit::pickle_load(bytes);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{} is not a saved tensor ({})", file.filename().string(),
+                                         std::string(e.what()).substr(0, 120)));
+  }
+  if (!value.isTensor()) throw std::runtime_error(file.filename().string() + " holds no tensor");
+  const at::Tensor t = value.toTensor();
+  if (t.sizes().vec() != shape)
+    throw std::runtime_error(fmt::format("wrong shape: [{}] where the model's output is [{}]", fmt::join(t.sizes(), ", "),
+                                         fmt::join(shape, ", ")));
+  if (t.scalar_type() != at::kFloat)
+    throw std::runtime_error(fmt::format("wrong dtype: {} where the model's output is float32", c10::toString(t.scalar_type())));
+  return t;
+}
+
+/// "peer: 44/default/peer:eager: 4.03 ms, within tolerance (100%); fused 33.71 us is 120x faster".
+std::string peer_line(const case_result& row, const std::optional<double>& fused_median) {
+  std::string line = fmt::format("peer: {}: ", gbench_name(row));
+  if (!row.stats) return line + std::string(to_string(row.outcome)) + ": " + row.message.substr(0, 200);
+  line += fmt::format("{}, {} ({:.4g}% within)", format_seconds(row.stats->median),
+                      row.outcome == outcome::passed ? "within tolerance" : "OUTSIDE tolerance",
+                      100.0 * row.peer->share_within_tolerance);
+  if (row.peer->compile_seconds) line += fmt::format(", first call {:.1f} s", *row.peer->compile_seconds);
+  if (fused_median) line += fmt::format("; fused {} is {:.3g}x faster", format_seconds(*fused_median),
+                                        row.stats->median / *fused_median);
+  return line;
+}
+
+/// The torch peers of one timed case: set 0 of its input sets (the reference's tensors) handed to the
+/// helper, each output judged here against that set's expectations under the run's verdict rules.
+void run_case_peer_rows(run_context& ctx, const case_plan& plan, double budget_left) {
+  release_cached_device_memory();  // the helper gets the memory the previous case's judging held
+  const model_entry& model = *plan.point.model;
+  const device_kind device = ctx.settings.device;
+  const gen::case_recipe recipe{plan.config.canonical, ctx.settings.seed + 101, input_distribution::uniform,
+                                ref::param_init::randomized};  // make_input_sets' first set
+  const model_case host_case = gen::make_case(model, plan.config, recipe);
+  std::optional<expected_results> expected;  // computed once, after the helper has left the device
+  std::optional<model_case> device_case;
+  peer_case c;
+  c.model = model.id;
+  c.config = plan.config.canonical;
+  c.device = std::string(to_string(device));
+  c.policy = policy_json(plan.state.get_repetition_policy());
+  c.warmup_calls = ctx.settings.warmup_calls;
+  c.output_shape = model.output_shape(plan.config);
+  c.write_tensors = [&](const std::filesystem::path& folder) { write_case_tensors(host_case, folder / "tensors.pt"); };
+  c.judge = [&](const std::filesystem::path& file, case_result& row) {
+    const at::Tensor got = read_peer_output(file, c.output_shape).to(to_device(device));
+    if (!expected) {
+      device_case = on_device(host_case, device);
+      expected = reference_expectations(model, *device_case, device);
+    }
+    const check_options& checks = ctx.settings.checks;
+    const value_judgement j =
+        judge_values(got, expected->fp32.output, expected->fp64.output, checks.atol, checks.rtol, checks.fp64_rule);
+    const error_stats& e = j.stats;
+    row.decided_by = j.rule;
+    row.max_abs_error = e.max_abs;
+    row.max_rel_error = e.max_rel;
+    row.tolerance_ratio = e.worst_ratio;
+    const double elements = static_cast<double>(std::max<int64_t>(1, e.elements));
+    row.peer->share_within_tolerance = 1.0 - static_cast<double>(e.violations) / elements;
+    row.outcome = e.violations == 0 ? outcome::passed : outcome::incorrect;
+    row.message = e.violations == 0 ? std::string()
+                                    : fmt::format("{} of {} elements outside the tolerance (rule {}, max abs error {:.3g}{})",
+                                                  e.violations, e.elements, to_string(j.rule), e.max_abs,
+                                                  e.nonfinite > 0 ? fmt::format(", {} NaN/Inf", e.nonfinite) : std::string());
+  };
+  std::vector<case_result> rows;
+  for (std::string_view peer : torch_peers) {
+    case_result row = make_row(plan, std::string(peer_prefix) + std::string(peer));
+    row.peer = peer_details{};
+    rows.push_back(std::move(row));
+  }
+  ctx.prog.begin_case(gbench_name(rows.front()));
+  run_case_peers(ctx.settings.peers, c, rows, budget_left, ctx.settings.stop_signal, [&](const std::string& line) {
+    ctx.prog.finish();
+    fmt::print(ctx.log, "{}\n", line);
+  });
+  // The fastest fused time of this case, for the console's comparison.
+  std::optional<double> fused_median;
+  for (const case_result& r : ctx.writer.get_results().cases)
+    if (r.model == model.id && r.config_label == plan.point.label && r.outcome == outcome::passed && r.stats &&
+        r.implementation != "ref" && r.implementation != "ref_tf32" && !is_peer_implementation(r.implementation))
+      fused_median = fused_median ? std::min(*fused_median, r.stats->median) : r.stats->median;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    case_result& row = rows[i];
+    if (i > 0) ctx.prog.begin_case(gbench_name(row));  // one helper ran them all: counted as they are recorded
+    ctx.prog.finish();
+    fmt::print(ctx.log, "{}\n", peer_line(row, fused_median));
+    record(ctx, std::move(row));
+  }
+}
+
+/// After every kernel timing of the run: the peers of each timed case, one helper process per case
+/// (peers.h), nothing of ours on the device meanwhile. The stage's budget (--peer-budget) is dealt
+/// fairly: each case gets what is left divided by the cases left (what one leaves unused goes to the
+/// next), so a tight budget times the cheap peers of every model rather than every peer of the first;
+/// the peers a case's share leaves out are recorded as skipped for time.
+void run_peer_stage(run_context& ctx, const std::vector<case_plan>& plans) {
+  if (plans.empty()) return;
+  const peer_settings& peers = ctx.settings.peers;
+  ctx.prog.finish();
+  fmt::print(ctx.log, "bench: peers: {} case(s) x {} torch peers, {} {}{}\n", plans.size(), torch_peers.size(),
+             peers.python, peer_helper_path(peers),
+             peers.budget > 0 ? fmt::format(", budget {:g} s", peers.budget) : std::string());
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    ctx.check_stop();
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double share = peers.budget > 0 ? (peers.budget - spent) / static_cast<double>(plans.size() - i)
+                                          : std::numeric_limits<double>::infinity();
+    run_case_peer_rows(ctx, plans[i], share);
   }
 }
 
@@ -699,7 +854,10 @@ void run_points(const std::vector<bench_point>& points, const bench_settings& se
                                                    : progress(total);
   run_context ctx{settings, calibration, timer, writer, prog, log, summary};
   try {
-    for (const bench_point& point : points) run_point(ctx, point);
+    std::vector<case_plan> timed;
+    for (const bench_point& point : points)
+      if (std::optional<case_plan> plan = run_point(ctx, point)) timed.push_back(std::move(*plan));
+    if (settings.peers.enabled) run_peer_stage(ctx, timed);
   } catch (const run_interrupted& stop) {
     prog.finish();
     summary.interrupted_by = stop.get_signal();
@@ -721,7 +879,8 @@ bench_summary run_bench(const std::vector<bench_point>& points, const bench_sett
   std::filesystem::create_directories(settings.out_dir);
   summary.results_path = settings.out_dir / "results.json";
   summary.gbench_path = settings.out_dir / "gbench.json";
-  for (const bench_point& p : points) summary.planned += static_cast<std::int64_t>(cases_of(p, settings.device));
+  for (const bench_point& p : points)
+    summary.planned += static_cast<std::int64_t>(cases_of(p, settings.device, settings.peers.enabled));
 
   std::ostream& log = settings.progress_out != nullptr ? *settings.progress_out : std::cerr;
   run_environment env = describe_environment(settings.device, settings.sweep_name, settings.seed);
@@ -773,6 +932,8 @@ void print_summary(const bench_summary& summary, std::ostream& out) {
       line += fmt::format("  {:.2f}x floor{}", c.stats->median / c.floor->floor_seconds,
                           c.floor->impossible ? " IMPOSSIBLE" : "");
     if (std::isfinite(c.tolerance_ratio)) line += fmt::format("  max err/tol {:.3g}", c.tolerance_ratio);
+    if (c.peer && std::isfinite(c.peer->share_within_tolerance))
+      line += fmt::format("  {:.4g}% within", 100.0 * c.peer->share_within_tolerance);
     if (!c.message.empty()) line += "  " + c.message.substr(0, 160);
     fmt::print(out, "{}\n", line);
   }
@@ -781,6 +942,10 @@ void print_summary(const bench_summary& summary, std::ostream& out) {
              summary.results.status.complete ? std::string()
                                              : "; INCOMPLETE: " + summary.results.status.incomplete_reason,
              summary.results_path.string(), summary.gbench_path.string());
+  if (summary.peers_within + summary.peers_outside + summary.peers_error + summary.peers_skipped > 0)
+    fmt::print(out, "bench: peers (information, never the exit status): {} within tolerance, {} outside, {} error, {} "
+                    "skipped\n",
+               summary.peers_within, summary.peers_outside, summary.peers_error, summary.peers_skipped);
 }
 
 }  // namespace fb::bench

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/process/interrupt.h"
+#include "harness/bench/peers.h"
 #include "harness/bench/repetition_policy.h"
 #include "harness/bench/timed_call.h"
 #include "harness/equivalence.h"
@@ -37,8 +38,9 @@ inline constexpr std::string_view cpu_small_suffix = "/cpu-small";
 /// while the conv output exceeds 2^20 elements, so that a CPU run takes seconds.
 [[nodiscard]] json scale_for_cpu(const model_entry& model, const json& config);
 
-/// Cases a point writes: ref, ref_tf32 and one per fused implementation of the device [count].
-[[nodiscard]] std::size_t cases_of(const bench_point& point, device_kind device);
+/// Cases a point writes: ref, ref_tf32, one per fused implementation of the device and, with `peers`,
+/// one per torch peer [count].
+[[nodiscard]] std::size_t cases_of(const bench_point& point, device_kind device, bool peers = false);
 
 /// The configs of a sweep: "quick" is each model's default, "standard" is model.sweep(). With
 /// `cpu_small`, each config is scale_for_cpu'd and its label gets cpu_small_suffix. A config equal to
@@ -80,6 +82,8 @@ struct bench_settings {
   /// (`fusebench verify --config ... --only plugin:<name>`), so that a crash is that row's failure.
   bool isolate_plugins = false;
   int case_timeout = 300;          ///< that child's time limit [seconds]: killed past it, the row failed "timed out"
+  /// --peers torch: after every kernel timing of the run, each timed case's torch peers (peers.h).
+  peer_settings peers;
   std::string sweep_name;          ///< recorded in the environment, e.g. "quick"
   std::string shard = "1/1";       ///< recorded in the environment: the part of the plan these points are
   std::string plan_digest;         ///< recorded in the environment: plan_digest of the whole plan
@@ -100,6 +104,11 @@ struct bench_summary {
   int failing = 0;                     ///< cases incorrect (fused) or failed (any, e.g. out of memory) [count]
   int skipped = 0;                     ///< not_run / not_supported / invalid_config / declined [count]
   int impossible = 0;                  ///< fused cases faster than their floor [count]
+  /// Peer rows, never counted above: a peer outside the tolerance or one that cannot run is information.
+  int peers_within = 0;                ///< timed and within tolerance [count]
+  int peers_outside = 0;               ///< timed, outside tolerance [count]
+  int peers_error = 0;                 ///< the helper crashed, hung, printed garbage, wrong shape... [count]
+  int peers_skipped = 0;               ///< could not run here, or the stage's budget was spent [count]
   std::int64_t planned = 0;            ///< cases the run planned [count]
   int interrupted_by = 0;              ///< the signal that stopped the run; 0 when it ran to the end
 };

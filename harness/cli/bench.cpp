@@ -23,6 +23,9 @@ constexpr const char* bench_examples = R"(Examples:
       one inline config; "model" is an id or a KernelBench number (`fusebench list` shows both)
   fusebench bench --config my_configs.json --time-cap 5
       configs from a file: {"model": "convt2d_mul_gap", "config": {...}, "label": "big"} or an array
+  fusebench bench --peers torch --peer-budget 240 --out reports/run1
+      after our kernels, what a PyTorch user would run instead (peer:eager ... peer:max_autotune_tf32),
+      timed by peers/torch_peers.py and judged here with the verdict rules; in the report beside ours
   fusebench bench --model 44 --plugin ./libmy_kernel.so --out mine
       your own kernel (README "Judge your own kernel") verified, timed and floored beside ours as plugin:<name>
   fusebench report reports/run1/results.json --out reports/run1/report
@@ -69,6 +72,17 @@ void add_bench_command(CLI::App& app, command_action& run) {
       ->capture_default_str();
   cmd->add_flag("--no-cpu-scale", opt->no_cpu_scale, "On a CPU, time the sweep's configs at full size");
   add_plugin_options(cmd, opt->plugins, opt->isolate, opt->case_timeout);
+  cmd->add_option("--peers", opt->peers,
+                  "torch: after our kernels' timings, PyTorch itself on each timed case (eager, torch.compile, "
+                  "max-autotune; strict and TF32), timed by peers/torch_peers.py and judged here; none: no peers");
+  cmd->add_option("--peer-python", opt->peer_python, "The Python (with torch) that runs the peers")->capture_default_str();
+  cmd->add_option("--peer-helper", opt->peer_helper, "The peer helper script; default the source tree's peers/torch_peers.py");
+  cmd->add_option("--peer-timeout", opt->peer_timeout,
+                  "One case's peer helper is killed past this [seconds]; its peer then fails \"timed out\"")
+      ->capture_default_str();
+  cmd->add_option("--peer-budget", opt->peer_budget,
+                  "The whole peer stage's time [seconds]; peers it leaves out are skipped for time; 0: no limit")
+      ->capture_default_str();
   add_fan_out_options(cmd, opt->shard, opt->devices, "the plan's configs i (in plan order)",
                       "their timings disturb each other");
   cmd->footer(bench_examples);

@@ -73,11 +73,12 @@ const commit_position* find_commit(const commit_order& commits, const std::strin
   return &it->second;
 }
 
-/// Order of implementations in a chart: the strict reference, TF32, then the fused ones by name.
+/// Order of implementations in a chart: the strict reference, TF32, the peers, then the fused ones by name.
 std::tuple<int, std::string> implementation_rank(const std::string& implementation) {
   if (implementation == report::ref_impl) return {0, implementation};
   if (implementation == report::ref_tf32_impl) return {1, implementation};
-  return {2, implementation};
+  if (is_peer_implementation(implementation)) return {2, implementation};
+  return {3, implementation};
 }
 
 /// Adds the steps of every series, found among its usable points.

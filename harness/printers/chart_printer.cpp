@@ -177,6 +177,8 @@ std::optional<std::string> write_time_chart(const fs::path& dir, const report_mo
   const std::string stem = "time_vs_size_" + file_stem(m.model);
   std::vector<std::string> impls{std::string(ref_impl), std::string(ref_tf32_impl)};
   impls.insert(impls.end(), m.fused_implementations.begin(), m.fused_implementations.end());
+  // The peers too: a peer whose values miss the tolerance is drawn with its time, its title says so.
+  impls.insert(impls.end(), m.peer_implementations.begin(), m.peer_implementations.end());
   std::string data;
   std::vector<std::string> plots;
   extent x;
@@ -189,11 +191,15 @@ std::optional<std::string> write_time_chart(const fs::path& dir, const report_mo
       size_tics.push_back(fmt::format("'{}' {:.6g}", format::format_count(row.problem_size), row.problem_size));
   for (const std::string& impl : impls) {
     std::string block;
+    bool outside_tolerance = false;
     for (const sweep_row& row : m.rows) {
       const impl_cell* cell = nullptr;
       for (const impl_cell& c : row.all)
         if (c.implementation == impl) cell = &c;
-      if (cell == nullptr || !cell->is_timed()) continue;
+      if (cell == nullptr) continue;
+      const bool timed_peer = is_peer_implementation(impl) && cell->stats && cell->outcome == outcome::incorrect;
+      if (!cell->is_timed() && !timed_peer) continue;
+      outside_tolerance = outside_tolerance || timed_peer;
       if (cell->floor && cell->floor->impossible) continue;  // suspect timing: not drawn as a result
       const timing_stats& s = *cell->stats;
       block += fmt::format("{} {} {} {}\n", value_or_nan(row.problem_size), value_or_nan(s.median * 1e3),
@@ -206,8 +212,8 @@ std::optional<std::string> write_time_chart(const fs::path& dir, const report_mo
     if (block.empty()) continue;
     // gnuplot separates data sets ("index") by two blank lines.
     data += fmt::format("# {}\n{}\n\n", impl, block);
-    plots.push_back(fmt::format("'{}.dat' index {} using 1:2:3:4 with yerrorlines pointtype 7 title '{}'", stem,
-                                plots.size(), impl));
+    plots.push_back(fmt::format("'{}.dat' index {} using 1:2:3:4 with yerrorlines pointtype 7 title '{}{}'", stem,
+                                plots.size(), impl, outside_tolerance ? " (outside tol)" : ""));
   }
   if (plots.empty()) return std::nullopt;
   // The roofline floor of each config: how far the fused line sits above what no kernel can beat.

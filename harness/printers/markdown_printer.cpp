@@ -85,6 +85,29 @@ std::string status_cell(const fused_entry& e) {
   }
 }
 
+/// True when any model of the run has peer rows: only then do the peer columns appear.
+bool has_peers(const report_model& report) {
+  return std::any_of(report.models.begin(), report.models.end(),
+                     [](const model_report& m) { return !m.peer_implementations.empty(); });
+}
+
+/// "6.90× [6.8–7.0] (max_autotune 21.39 ms)": fused against a peer, named with its time (and, when its
+/// values missed the tolerance, the share within).
+std::string peer_speedup_cell(const std::optional<stats::ratio_estimate>& ratio, const std::optional<impl_cell>& peer) {
+  if (!ratio || !peer || !peer->stats) return std::string(d::none);
+  std::string name = peer->implementation.substr(peer_implementation_prefix.size());
+  std::string cell = fmt::format("{} ({} {}", d::format_ratio(*ratio), name, d::format_time(peer->stats->median));
+  if (peer->outcome != outcome::passed && peer->peer && std::isfinite(peer->peer->share_within_tolerance))
+    cell += fmt::format(", {:.3g}% within tol", 100.0 * peer->peer->share_within_tolerance);
+  return cell + ")";
+}
+
+/// A peer's share of elements within tolerance: "100%", "20.2%"; "-" when not judged.
+std::string share_cell(const impl_cell& c) {
+  if (!c.peer || !std::isfinite(c.peer->share_within_tolerance)) return std::string(d::none);
+  return fmt::format("{:.4g}%", 100.0 * c.peer->share_within_tolerance);
+}
+
 /// The label the summary's rows come from: "default", or "default/cpu-small" in a scaled CPU run.
 std::string default_labels(const report_model& report) {
   std::vector<std::string> labels;
@@ -98,34 +121,52 @@ std::string default_labels(const report_model& report) {
 
 void print_summary(std::ostream& out, const report_model& report) {
   fmt::print(out, "## Summary (config {})\n\n", default_labels(report));
-  table t({"model", "KernelBench", "implementation", "ref", "ref_tf32", "fused", "vs ref", "vs ref_tf32",
-           "time / floor", "status"},
-          {"---", "--:", "---", "--:", "--:", "--:", "--:", "--:", "--:", "---"});
+  const bool peers = has_peers(report);
+  std::vector<std::string> header{"model", "KernelBench", "implementation", "ref", "ref_tf32", "fused", "vs ref",
+                                  "vs ref_tf32", "time / floor", "status"};
+  std::vector<std::string> align{"---", "--:", "---", "--:", "--:", "--:", "--:", "--:", "--:", "---"};
+  if (peers) {
+    header.insert(header.end() - 1, {"vs fastest peer within tol", "vs fastest peer"});
+    align.insert(align.end() - 1, {"--:", "--:"});
+  }
+  // The peer cells go before the status: empty ones where a row has no fused time.
+  const auto with_peers = [&](std::vector<std::string> cells, const std::vector<std::string>& peer_cells) {
+    if (peers) cells.insert(cells.end() - 1, peer_cells.begin(), peer_cells.end());
+    return cells;
+  };
+  const std::vector<std::string> no_peer_cells{std::string(d::none), std::string(d::none)};
+  table t(header, align);
   for (const model_report& m : report.models) {
     const sweep_row* row = m.get_default_row();
     const std::string kb = std::to_string(m.kernelbench_id);
     if (row == nullptr) {
-      t.add_row({m.model, kb, std::string(d::none), std::string(d::none), std::string(d::none), std::string(d::none),
-                 std::string(d::none), std::string(d::none), std::string(d::none), "no default config"});
+      t.add_row(with_peers({m.model, kb, std::string(d::none), std::string(d::none), std::string(d::none),
+                            std::string(d::none), std::string(d::none), std::string(d::none), std::string(d::none),
+                            "no default config"},
+                           no_peer_cells));
       continue;
     }
     if (row->fused.empty()) {
-      t.add_row({m.model, kb, std::string(d::none), median_cell(row->ref), median_cell(row->ref_tf32),
-                 std::string(d::none), std::string(d::none), std::string(d::none), std::string(d::none),
-                 "reference only"});
+      t.add_row(with_peers({m.model, kb, std::string(d::none), median_cell(row->ref), median_cell(row->ref_tf32),
+                            std::string(d::none), std::string(d::none), std::string(d::none), std::string(d::none),
+                            "reference only"},
+                           no_peer_cells));
       continue;
     }
     for (const fused_entry& e : row->fused)
-      t.add_row({m.model, kb, e.cell.implementation, median_cell(row->ref), median_cell(row->ref_tf32),
-                 fused_time_cell(e, false), speedup_cell(e.vs_ref), speedup_cell(e.vs_ref_tf32), floor_cell(e),
-                 status_cell(e)});
+      t.add_row(with_peers({m.model, kb, e.cell.implementation, median_cell(row->ref), median_cell(row->ref_tf32),
+                            fused_time_cell(e, false), speedup_cell(e.vs_ref), speedup_cell(e.vs_ref_tf32),
+                            floor_cell(e), status_cell(e)},
+                           {peer_speedup_cell(e.vs_fastest_passing_peer, row->fastest_passing_peer),
+                            peer_speedup_cell(e.vs_fastest_peer, row->fastest_peer)}));
   }
   for (const geomean_entry& g : report.geomeans) {
     const auto counted = [](std::optional<double> ratio, int models) {
       return ratio ? fmt::format("**{}** ({} models)", d::format_ratio(ratio), models) : std::string(d::none);
     };
-    t.add_row({"**geometric mean**", "", g.implementation, "", "", "", counted(g.vs_ref, g.models_vs_ref),
-               counted(g.vs_ref_tf32, g.models_vs_ref_tf32), "", ""});
+    t.add_row(with_peers({"**geometric mean**", "", g.implementation, "", "", "", counted(g.vs_ref, g.models_vs_ref),
+                          counted(g.vs_ref_tf32, g.models_vs_ref_tf32), "", ""},
+                         {"", ""}));
   }
   t.print(out);
   out << "\n";
@@ -171,6 +212,10 @@ void print_model(std::ostream& out, const report_model& report, const model_repo
     header.insert(header.end(), {impl, prefix + "vs ref", prefix + "vs ref_tf32", prefix + "time / floor",
                                  prefix + "max err / tol", prefix + "status"});
     align.insert(align.end(), {"--:", "--:", "--:", "--:", "--:", "---"});
+    if (!m.peer_implementations.empty()) {  // per config, as the summary gives them for the default
+      header.insert(header.end() - 1, {prefix + "vs fastest peer within tol", prefix + "vs fastest peer"});
+      align.insert(align.end() - 1, {"--:", "--:"});
+    }
   }
   if (m.fused_implementations.empty()) {
     header.emplace_back("status");
@@ -181,9 +226,13 @@ void print_model(std::ostream& out, const report_model& report, const model_repo
   for (const sweep_row& row : m.rows) {
     std::vector<std::string> cells{d::markdown_cell(row.config_label), d::format_count(row.problem_size),
                                    range_cell(row.ref), range_cell(row.ref_tf32)};
-    for (const fused_entry& e : row.fused)
+    for (const fused_entry& e : row.fused) {
       cells.insert(cells.end(), {fused_time_cell(e, true), speedup_cell(e.vs_ref), speedup_cell(e.vs_ref_tf32),
                                  floor_cell(e), tolerance_cell(e), status_cell(e)});
+      if (!m.peer_implementations.empty())
+        cells.insert(cells.end() - 1, {peer_speedup_cell(e.vs_fastest_passing_peer, row.fastest_passing_peer),
+                                       peer_speedup_cell(e.vs_fastest_peer, row.fastest_peer)});
+    }
     if (row.fused.empty()) cells.emplace_back("reference only");
     t.add_row(std::move(cells));
     for (const impl_cell& cell : row.all)
@@ -192,6 +241,27 @@ void print_model(std::ostream& out, const report_model& report, const model_repo
                                     cell.message.empty() ? std::string("(no message)") : cell.message));
   }
   t.print(out);
+  if (!m.peer_implementations.empty()) {
+    // What a PyTorch user would run instead, judged by the same rules: information, never a failure.
+    out << "\nPeers (PyTorch as a user would run it; judged by the same verdict rules; information):\n\n";
+    table p({"config", "peer", "median (p10–p90)", "within tol", "max err / tol", "first call", "torch", "status"},
+            {"---", "---", "--:", "--:", "--:", "--:", "---", "---"});
+    for (const sweep_row& row : m.rows)
+      for (const impl_cell& c : row.peers) {
+        const timing_stats* s = c.stats ? &*c.stats : nullptr;
+        p.add_row({d::markdown_cell(row.config_label), c.implementation,
+                   s ? d::format_time_range(s->median, s->p10, s->p90) : std::string(d::none), share_cell(c),
+                   d::format_tolerance_ratio(c.tolerance_ratio),
+                   c.peer && c.peer->compile_seconds ? fmt::format("{:.1f} s", *c.peer->compile_seconds)
+                                                     : std::string(d::none),
+                   c.peer && !c.peer->torch_version.empty() ? d::markdown_cell(c.peer->torch_version)
+                                                            : std::string(d::none),
+                   c.outcome == outcome::passed     ? std::string("within tolerance")
+                   : c.outcome == outcome::incorrect ? std::string("OUTSIDE tolerance")
+                                                     : std::string(to_string(c.outcome))});
+      }
+    p.print(out);
+  }
   if (!notes.empty()) fmt::print(out, "\nNot passed:\n\n{}\n", fmt::join(notes, "\n"));
   out << "\n";
   print_charts(out, report, m.model);
@@ -245,6 +315,13 @@ void markdown_printer::do_print_report(const report_model& report) {
            "the roofline floor (1.00× = at the floor, 2× = twice the floor's time; below 1× is IMPOSSIBLE). "
            "max err / tol is the verification's largest |fused − ref| / (atol + rtol·|ref|): at most 1 passes, "
            "0.1 uses a tenth of the tolerance. FAIL and SKIP cases never show a speedup.\n\n";
+  if (has_peers(report))
+    m_out << "Peers (`peer:*`) are PyTorch run the ways a user would instead of our kernels (eager with "
+             "cudnn.benchmark, torch.compile, max-autotune-no-cudagraphs; strict fp32 and TF32), timed by "
+             "peers/torch_peers.py with the bench's protocol and judged here by the same verdict rules. \"vs fastest "
+             "peer within tol\" is median(that peer) / median(fused) over the peers whose every output element is "
+             "within tolerance; \"vs fastest peer\" takes any timed peer, its share within tolerance shown when it "
+             "misses. A peer that could not run is listed with its reason.\n\n";
   print_summary(m_out, report);
   print_charts(m_out, report, "");
   print_rules(m_out, report);

@@ -159,7 +159,10 @@ comparison compare_results(const results_file& base, const results_file& cur, co
     } else {
       judge_timing(out, *b, *c, settings);
     }
-    out.gated = settings.all_impls || is_fused_implementation(out.implementation);
+    // A peer (PyTorch as a user runs it) is information even under --all-impls: its TF32 rows miss the
+    // tolerance by design, and its speed is torch's, not the code's.
+    out.gated = !is_peer_implementation(out.implementation) &&
+                (settings.all_impls || is_fused_implementation(out.implementation));
     if (!out.gated) out.regression = false;  // a reference's change is information about the machine, not the code
     out.failing = out.gated && (out.regression || (out.result == verdict::missing && !settings.allow_missing) ||
                                 (out.result == verdict::undecided && !settings.allow_undecided));
@@ -180,7 +183,9 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
     std::string shown(to_string(cc.result));
     if (cc.failing) shown = fmt::format("**{}**", shown);  // what fails the gate stands out in a PR comment
     if (!cc.note.empty()) shown += fmt::format(" ({})", d::markdown_cell(cc.note));
-    if (!cc.gated) shown += " (reference: information, --all-impls gates it)";
+    if (!cc.gated)
+      shown += is_peer_implementation(cc.implementation) ? " (peer: information, never gated)"
+                                                          : " (reference: information, --all-impls gates it)";
     fmt::print(out, "| {} | {} | {} | {} | {} | {} |\n", d::markdown_cell(cc.get_name()), base, cur, ratio, p, shown);
   }
 }

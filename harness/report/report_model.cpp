@@ -10,7 +10,7 @@ namespace {
 
 impl_cell make_cell(const case_result& c) {
   return impl_cell{c.implementation, c.outcome,      c.message, c.max_abs_error, c.max_rel_error,
-                   c.tolerance_ratio, c.decided_by, c.stats,   c.floor};
+                   c.tolerance_ratio, c.decided_by, c.stats,   c.floor,         c.peer};
 }
 
 fused_status status_of(const impl_cell& cell) {
@@ -38,11 +38,27 @@ std::optional<stats::ratio_estimate> speedup(const std::optional<impl_cell>& ref
   return stats::ratio_estimate{ratio, std::nan(""), std::nan("")};  // NaN ends: no interval known
 }
 
-/// Canonical order within a row: ref, ref_tf32, then fused names alphabetically.
+/// median(peer) / median(fused) for a peer that was timed, whether its values passed or not.
+std::optional<stats::ratio_estimate> speedup_over_peer(const std::optional<impl_cell>& peer, const impl_cell& fused) {
+  if (!peer || !peer->stats || !fused.stats) return std::nullopt;
+  const timing_stats& r = *peer->stats;
+  const timing_stats& f = *fused.stats;
+  if (!r.samples.empty() && !f.samples.empty()) return stats::ratio_interval(r.samples, f.samples);
+  return stats::ratio_estimate{r.median / f.median, std::nan(""), std::nan("")};
+}
+
+/// A peer's time counts when its values were judged (passed or incorrect) and it was timed; a peer that
+/// failed or was skipped has no time to compare.
+bool peer_timed(const impl_cell& cell) {
+  return cell.stats.has_value() && (cell.outcome == outcome::passed || cell.outcome == outcome::incorrect);
+}
+
+/// Canonical order within a row: ref, ref_tf32, the peers, then fused names alphabetically.
 int role_rank(std::string_view implementation) {
   if (implementation == ref_impl) return 0;
   if (implementation == ref_tf32_impl) return 1;
-  return 2;
+  if (is_peer_implementation(implementation)) return 2;
+  return 3;
 }
 
 }  // namespace
@@ -63,7 +79,7 @@ std::string report_model::get_incomplete_note() const {
 }
 
 bool is_fused_implementation(std::string_view implementation) {
-  return implementation != ref_impl && implementation != ref_tf32_impl;
+  return implementation != ref_impl && implementation != ref_tf32_impl && !is_peer_implementation(implementation);
 }
 
 std::string_view to_string(fused_status status) {
@@ -120,6 +136,12 @@ report_model build_report_model(const results_file& results) {
                 model.fused_implementations.end())
           model.fused_implementations.push_back(impl);
     std::sort(model.fused_implementations.begin(), model.fused_implementations.end());
+    for (const auto& [label, impls] : cases.configs)
+      for (const auto& [impl, c] : impls)
+        if (is_peer_implementation(impl) && std::find(model.peer_implementations.begin(), model.peer_implementations.end(),
+                                                      impl) == model.peer_implementations.end())
+          model.peer_implementations.push_back(impl);
+    std::sort(model.peer_implementations.begin(), model.peer_implementations.end());
 
     for (const auto& [label, impls] : cases.configs) {
       sweep_row row;
@@ -135,6 +157,14 @@ report_model build_report_model(const results_file& results) {
       for (const impl_cell& cell : row.all) {
         if (cell.implementation == ref_impl) row.ref = cell;
         if (cell.implementation == ref_tf32_impl) row.ref_tf32 = cell;
+        if (!is_peer_implementation(cell.implementation)) continue;
+        row.peers.push_back(cell);
+        if (!peer_timed(cell)) continue;
+        const auto faster = [&](const std::optional<impl_cell>& best) {
+          return !best || cell.stats->median < best->stats->median;
+        };
+        if (faster(row.fastest_peer)) row.fastest_peer = cell;
+        if (cell.outcome == outcome::passed && faster(row.fastest_passing_peer)) row.fastest_passing_peer = cell;
       }
       for (const std::string& impl : model.fused_implementations) {
         fused_entry entry;
@@ -149,6 +179,8 @@ report_model build_report_model(const results_file& results) {
           if (entry.status == fused_status::ok || entry.status == fused_status::impossible) {
             entry.vs_ref = speedup(row.ref, entry.cell);
             entry.vs_ref_tf32 = speedup(row.ref_tf32, entry.cell);
+            entry.vs_fastest_passing_peer = speedup_over_peer(row.fastest_passing_peer, entry.cell);
+            entry.vs_fastest_peer = speedup_over_peer(row.fastest_peer, entry.cell);
           }
         }
         row.fused.push_back(std::move(entry));

@@ -22,7 +22,7 @@ inline constexpr std::string_view default_config_label = "default";
 /// True for "default" and "default/<variant>".
 [[nodiscard]] bool is_default_label(std::string_view label);
 
-/// True for implementations other than ref and ref_tf32.
+/// True for implementations other than ref, ref_tf32 and the peers ("peer:<name>", results.h).
 [[nodiscard]] bool is_fused_implementation(std::string_view implementation);
 
 /// One implementation's measurement in one row.
@@ -36,6 +36,7 @@ struct impl_cell {
   std::optional<verdict_rule> decided_by;  ///< verdict rule of the verification; nullopt when not recorded
   std::optional<timing_stats> stats;    ///< absent when not timed
   std::optional<floor_estimate> floor;  ///< absent when no floor is known
+  std::optional<peer_details> peer;     ///< peer rows only: torch's version, share within tolerance, compile time
   /// True when it passed and has a median, i.e. its time may be shown and compared.
   [[nodiscard]] bool is_timed() const { return outcome == fb::outcome::passed && stats.has_value(); }
 };
@@ -59,6 +60,10 @@ struct fused_entry {
   fused_status status = fused_status::missing;     ///< what the report says about it
   std::optional<stats::ratio_estimate> vs_ref;       ///< median(ref) / median(fused); only when status is ok or impossible
   std::optional<stats::ratio_estimate> vs_ref_tf32;  ///< median(ref_tf32) / median(fused); same rule
+  /// median(fastest peer within tolerance) / median(fused); same rule, and a peer that passed.
+  std::optional<stats::ratio_estimate> vs_fastest_passing_peer;
+  /// median(fastest timed peer, within tolerance or not) / median(fused); same rule.
+  std::optional<stats::ratio_estimate> vs_fastest_peer;
 };
 
 /// One config of one model.
@@ -69,6 +74,9 @@ struct sweep_row {
   std::optional<impl_cell> ref;          ///< the exact reference
   std::optional<impl_cell> ref_tf32;     ///< the TF32 reference
   std::vector<fused_entry> fused;        ///< one per model_report::fused_implementations, same order
+  std::vector<impl_cell> peers;          ///< the peer rows ("peer:<name>"), by name
+  std::optional<impl_cell> fastest_passing_peer;  ///< the fastest peer within tolerance, if any
+  std::optional<impl_cell> fastest_peer;          ///< the fastest timed peer, within tolerance or not
   std::vector<impl_cell> all;            ///< every implementation of the row, in canonical order (ref, ref_tf32, fused...)
 };
 
@@ -77,6 +85,7 @@ struct model_report {
   std::string model;                               ///< registry id
   int kernelbench_id = 0;                          ///< KernelBench level-2 number
   std::vector<std::string> fused_implementations;  ///< sorted names; empty for a reference-only model
+  std::vector<std::string> peer_implementations;   ///< sorted peer names ("peer:eager", ...); empty without peers
   std::vector<sweep_row> rows;                     ///< by problem size, then config label
   /// The row whose label is_default_label ("default", "default/cpu-small"), if any.
   [[nodiscard]] const sweep_row* get_default_row() const;

@@ -82,6 +82,10 @@ json to_json(const case_result& c) {
   j["decided_by"] = c.decided_by ? json(std::string(to_string(*c.decided_by))) : json(nullptr);
   j["stats"] = c.stats ? to_json(*c.stats) : json(nullptr);
   j["floor"] = c.floor ? to_json(*c.floor) : json(nullptr);
+  if (c.peer)
+    j["peer"] = json{{"torch_version", c.peer->torch_version},
+                     {"share_within_tolerance", number_or_null(c.peer->share_within_tolerance)},
+                     {"compile_seconds", c.peer->compile_seconds ? number_or_null(*c.peer->compile_seconds) : json(nullptr)}};
   return j;
 }
 
@@ -309,6 +313,19 @@ case_result case_from_json(const field_reader& r, const json& j, const std::stri
     c.stats = stats_from_json(r, *it, field_reader::join(p, "stats"));
   if (const auto it = j.find("floor"); it != j.end() && !it->is_null())
     c.floor = floor_from_json(r, *it, field_reader::join(p, "floor"));
+  if (const auto it = j.find("peer"); it != j.end() && !it->is_null()) {
+    const std::string q = field_reader::join(p, "peer");
+    r.expect_object(*it, q);
+    peer_details d;
+    d.torch_version = r.get_string(*it, q, "torch_version");
+    d.share_within_tolerance = r.get_number(*it, q, "share_within_tolerance");
+    if (!std::isnan(d.share_within_tolerance) && !(d.share_within_tolerance >= 0.0 && d.share_within_tolerance <= 1.0))
+      r.fail(fmt::format("field {}.share_within_tolerance is {}, expected a share from 0 to 1", q,
+                         d.share_within_tolerance));
+    if (const json& cs = r.require(*it, q, "compile_seconds"); !cs.is_null())
+      d.compile_seconds = r.get_number(*it, q, "compile_seconds");
+    c.peer = d;
+  }
   return c;
 }
 

@@ -91,6 +91,24 @@ struct floor_estimate {
   bool impossible = false;        ///< median < floor_seconds: the timing or the floor is wrong
 };
 
+/// Implementation names of peer rows start with this: "peer:eager", ... (harness/bench/peers.h).
+inline constexpr std::string_view peer_implementation_prefix = "peer:";
+
+/// True for "peer:<name>": PyTorch run as a user would, information beside ours, never a fused result.
+[[nodiscard]] inline bool is_peer_implementation(std::string_view implementation) {
+  return implementation.substr(0, peer_implementation_prefix.size()) == peer_implementation_prefix;
+}
+
+/// What only a peer row has (implementation "peer:<name>", harness/bench/peers.h): PyTorch run the way
+/// a user would instead of our kernels, timed by the peer helper and judged by the harness.
+struct peer_details {
+  std::string torch_version;  ///< torch.__version__ of the helper that ran it; "" when it never reported
+  /// Share of the output's elements within tolerance under the verdict rule [fraction 0..1]; NaN when
+  /// the output was not judged (skipped, error).
+  double share_within_tolerance = std::numeric_limits<double>::quiet_NaN();
+  std::optional<double> compile_seconds;  ///< first call, torch.compile's compilation included [seconds]
+};
+
 /// One (model, config, implementation) measurement.
 struct case_result {
   std::string model;                    ///< registry id, e.g. "convt2d_mul_gap"
@@ -112,6 +130,9 @@ struct case_result {
   std::optional<verdict_rule> decided_by;
   std::optional<timing_stats> stats;    ///< absent when the case was not timed
   std::optional<floor_estimate> floor;  ///< absent when the model declares no floor
+  /// Peer rows only; written as "peer" (absent in other rows and in files written before peers).
+  /// A peer keeps its stats when its values fail: how fast a wrong answer comes is what it is compared by.
+  std::optional<peer_details> peer;
 };
 
 /// The whole file.
