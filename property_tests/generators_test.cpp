@@ -8,10 +8,10 @@
 #include <set>
 #include <string>
 
-#include "harness/fuzz_domain.h"
-#include "harness/generators.h"
-#include "harness/inputs.h"
-#include "harness/registry.h"
+#include "harness/model/fuzz_domain.h"
+#include "harness/model/generators.h"
+#include "harness/model/inputs.h"
+#include "harness/model/registry.h"
 #include "property_tests/readme_domain_table.h"
 
 namespace {

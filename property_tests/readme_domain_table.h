@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/fuzz_domain.h"
-#include "harness/model_entry.h"
+#include "harness/model/fuzz_domain.h"
+#include "harness/model/model_entry.h"
 
 namespace fb::readme {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/fuzz_domain.h"
-#include "harness/registry.h"
+#include "harness/model/fuzz_domain.h"
+#include "harness/model/registry.h"
 #include "property_tests/readme_domain_table.h"
 
 namespace {

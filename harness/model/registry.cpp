@@ -1,4 +1,4 @@
-#include "harness/registry.h"
+#include "harness/model/registry.h"
 
 #include <cstdio>
 #include <exception>

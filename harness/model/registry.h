@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/model_entry.h"
+#include "harness/model/model_entry.h"
 
 namespace fb {
 
