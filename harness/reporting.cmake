@@ -5,7 +5,7 @@ set(FUSEBENCH_REPORTING_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 # Shards of a run (--shard K/N, --devices) and the rules of merging them: shared by the verify
 # reports (fusebench_core) and the results files (below), torch-free.
-add_library(fusebench_shard STATIC ${FUSEBENCH_REPORTING_DIR}/shard.cpp)
+add_library(fusebench_shard STATIC ${FUSEBENCH_REPORTING_DIR}/results/shard.cpp)
 target_include_directories(fusebench_shard PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(fusebench_shard PUBLIC fmt::fmt-header-only)
 target_compile_features(fusebench_shard PUBLIC cxx_std_17)

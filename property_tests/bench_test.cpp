@@ -10,10 +10,10 @@
 #include <set>
 #include <sstream>
 
-#include "harness/process/interrupt.h"
 #include "harness/bench/runner.h"
-#include "harness/registry.h"
-#include "harness/resources.h"
+#include "harness/device/resources.h"
+#include "harness/model/registry.h"
+#include "harness/process/interrupt.h"
 #include "harness/results/results.h"
 
 namespace fb {

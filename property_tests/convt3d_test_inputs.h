@@ -1,6 +1,6 @@
 #pragma once
 /// The input distributions of the cubic ConvTranspose3d models' host-executor tests (#15, #34), as
-/// the harness draws them (harness/inputs.h): the offset is those models' +2 (at +100 the fp32
+/// the harness draws them (harness/model/inputs.h): the offset is those models' +2 (at +100 the fp32
 /// libtorch reference itself misses the gate, README), border_only is non-zero only on the border
 /// rows and columns of the last two dims.
 #include <cstddef>

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "harness/gpu_assignment.h"
+#include "harness/device/gpu_assignment.h"
 
 namespace {
 

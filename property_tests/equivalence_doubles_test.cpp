@@ -11,9 +11,9 @@
 #include <fstream>
 #include <memory>
 
-#include "harness/registry.h"
-#include "harness/repro_bundle.h"
-#include "harness/verify_plan.h"
+#include "harness/model/registry.h"
+#include "harness/verify/repro_bundle.h"
+#include "harness/verify/verify_plan.h"
 #include "property_tests/model_properties.h"
 #include "reference/convt3d_common.h"
 

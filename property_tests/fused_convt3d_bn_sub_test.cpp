@@ -555,7 +555,7 @@ bool close(double got, double want, double atol = 1e-5, double rtol = 1e-5) {
 void check_against_brute_force(const bn_case& c) {
   const expected ex = brute_force(c);
   // The fuzz domain ends where the fp32 reference itself amplifies rounding past the gate
-  // (harness/verify_plan.h: max_reference_conditioning = 20); the same cases are out here.
+  // (harness/verify/verify_plan.h: max_reference_conditioning = 20); the same cases are out here.
   RC_PRE(ex.conditioning <= 20.0);
   RC_TAG(c.prob.training ? "training" : "eval", dist_name(c.d), c.has_bias ? "bias" : "no bias");
   const result r = run(c);

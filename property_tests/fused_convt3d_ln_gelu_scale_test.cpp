@@ -492,7 +492,7 @@ std::vector<float> run(const ln_case& c, int64_t cap_chunk = 0, bool block_progr
 
 void check_against_brute_force(const ln_case& c, int64_t cap_chunk = 0) {
   const expected ex = brute_force(c);
-  RC_PRE(ex.conditioning <= 20.0);  // as harness/verify_plan.h's max_reference_conditioning
+  RC_PRE(ex.conditioning <= 20.0);  // as harness/verify/verify_plan.h's max_reference_conditioning
   const ln::problem& p = c.prob;
   RC_TAG(dist_name(c.d), c.has_bias ? "bias" : "no bias", p.out_channels > 64 ? "two groups, two passes" : "one group",
          cap_chunk > 0 ? "chunked" : "all channels staged");

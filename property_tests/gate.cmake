@@ -3,16 +3,15 @@
 # Included from property_tests/CMakeLists.txt.
 
 # boundary_sets: every fused model's boundary set as fusebench configs (torch-free, CUDA-free).
+# Its sets: generated/built_in_boundary_sets.h (fused.cmake, from the registry's list).
 add_executable(boundary_sets ${CMAKE_CURRENT_LIST_DIR}/boundary_sets_main.cpp)
 target_link_libraries(boundary_sets PRIVATE fusebench_fused_host)
+target_include_directories(boundary_sets PRIVATE ${FUSEBENCH_GENERATED_DIR})
 
 # Each model's boundary set through its host executor against the libtorch reference (fusebench
 # verify --device cpu, one case per problem): the host half of what the sanitizer and stress stages
-# run on the GPU. One test per model (the ids from the <id>_boundary.h files), so ctest -j spreads them.
-file(GLOB FUSEBENCH_BOUNDARY_HEADERS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/selftest/*_boundary.h)
-foreach(header ${FUSEBENCH_BOUNDARY_HEADERS})
-  get_filename_component(stem ${header} NAME_WE)
-  string(REGEX REPLACE "_boundary$" "" model ${stem})
+# run on the GPU. One test per built-in model with kernels (fused.cmake), so ctest -j spreads them.
+foreach(model IN LISTS FUSEBENCH_MODELS_WITH_KERNELS)
   add_test(NAME boundary_set_host_${model}
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/boundary_sets_host_test.sh $<TARGET_FILE:boundary_sets>
                    $<TARGET_FILE:fusebench> ${model})

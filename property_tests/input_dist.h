@@ -1,6 +1,6 @@
 #pragma once
 /// The input distributions of the torch-free tests (the fused host-executor tests and the GPU
-/// self-test), named as the harness names its own (harness/inputs.h): uniform [0,1), standard normal,
+/// self-test), named as the harness names its own (harness/model/inputs.h): uniform [0,1), standard normal,
 /// an offset (each test picks its centre), non-zero only on the borders, sparse. Each test fills its
 /// tensors its own way (planes or volumes, its random source); the set and the names are these.
 #include <array>

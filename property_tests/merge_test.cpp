@@ -1,5 +1,5 @@
-/// Scale-out: the split of a run into shards (harness/shard.h), the GPU a shard process or a ctest
-/// test gets (harness/gpu_assignment.h, `--devices` parsing), and the merges of bench results
+/// Scale-out: the split of a run into shards (harness/results/shard.h), the GPU a shard process or a ctest
+/// test gets (harness/device/gpu_assignment.h, `--devices` parsing), and the merges of bench results
 /// (harness/results/results_merge.h) and verify reports (merge_verify_reports): N shards merge into
 /// exactly the unsharded run's file; files that are not shards of one run are refused.
 #include <gtest/gtest.h>
@@ -10,12 +10,12 @@
 #include <map>
 #include <set>
 
-#include "harness/fan_out/device_fan_out.h"
 #include "harness/detail/remove_tree.h"
-#include "harness/gpu_assignment.h"
+#include "harness/device/gpu_assignment.h"
+#include "harness/fan_out/device_fan_out.h"
 #include "harness/results/results_merge.h"
-#include "harness/shard.h"
-#include "harness/verify_report.h"
+#include "harness/results/shard.h"
+#include "harness/verify/verify_report.h"
 
 namespace fb {
 namespace {

@@ -7,10 +7,10 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
-#include "harness/device.h"
-#include "harness/generators.h"
-#include "harness/registry.h"
-#include "harness/verify_plan.h"
+#include "harness/device/device.h"
+#include "harness/model/generators.h"
+#include "harness/model/registry.h"
+#include "harness/verify/verify_plan.h"
 
 namespace fb::gen {
 /// RapidCheck prints counterexamples through this (found by ADL).

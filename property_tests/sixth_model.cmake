@@ -17,8 +17,9 @@ add_test(NAME sixth_model_end_to_end
                  $<TARGET_FILE:fusebench_sixth_model> $<TARGET_FILE:fusebench>)
 set_tests_properties(sixth_model_end_to_end PROPERTIES TIMEOUT 600)
 
-# The registry's order and checks, with the model registered.
+# The registry's order and checks, and the README fuzz-table check, with the model registered.
 add_executable(sixth_model_registry_test ${CMAKE_CURRENT_LIST_DIR}/sixth_model/registry_test.cpp
                                          ${FUSEBENCH_SIXTH_MODEL_SOURCES})
 target_link_libraries(sixth_model_registry_test PRIVATE fusebench_core GTest::gtest GTest::gtest_main)
+target_compile_definitions(sixth_model_registry_test PRIVATE FUSEBENCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")  # README.md
 gtest_discover_tests(sixth_model_registry_test DISCOVERY_TIMEOUT 120)

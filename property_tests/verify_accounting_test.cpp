@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "harness/verify_report.h"
+#include "harness/verify/verify_report.h"
 
 namespace fb {
 namespace {

@@ -42,7 +42,7 @@ struct command_options {
   double peer_budget = 0.0;            ///< --peer-budget: the whole peer stage, at most [seconds]; 0: no limit
 };
 
-/// Runs bench as `opt` says; returns its exit status (harness/exit_status.h; 128 + the signal when
+/// Runs bench as `opt` says; returns its exit status (harness/process/exit_status.h; 128 + the signal when
 /// interrupted). Throws ref::config_error, json::exception, std::invalid_argument on bad usage (exit 2).
 [[nodiscard]] int run_command(const command_options& opt);
 

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "harness/arithmetic_unit.h"
 #include "harness/bench/repetition_policy.h"
+#include "harness/model/arithmetic_unit.h"
 #include "harness/results/results.h"
 
 namespace fb::bench {

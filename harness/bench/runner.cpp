@@ -22,21 +22,21 @@
 #include <stdexcept>
 
 #include "harness/bench/bench_state.h"
-#include "harness/process/build_info.h"
 #include "harness/bench/progress.h"
 #include "harness/bench/timed_call.h"
-#include "harness/device.h"
-#include "harness/case_recipe.h"
 #include "harness/detail/remove_tree.h"
-#include "harness/exit_status.h"
+#include "harness/device/device.h"
+#include "harness/device/resources.h"
 #include "harness/fan_out/fan_out.h"
 #include "harness/format/shell_quote.h"
+#include "harness/model/case_recipe.h"
+#include "harness/model/registry.h"
 #include "harness/plugin/plugin_loader.h"
-#include "harness/registry.h"
-#include "harness/resources.h"
+#include "harness/process/build_info.h"
+#include "harness/process/exit_status.h"
 #include "harness/results/gbench_json.h"
 #include "harness/results/results_writer.h"
-#include "harness/verify_plan.h"
+#include "harness/verify/verify_plan.h"
 
 #if FUSEBENCH_BENCH_DEVICE
 #include "harness/bench/device_timing.h"

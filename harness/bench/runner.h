@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "harness/process/interrupt.h"
 #include "harness/bench/peers.h"
 #include "harness/bench/repetition_policy.h"
 #include "harness/bench/timed_call.h"
-#include "harness/equivalence.h"
-#include "harness/model_entry.h"
+#include "harness/model/model_entry.h"
+#include "harness/process/interrupt.h"
 #include "harness/results/results.h"
-#include "harness/shard.h"
+#include "harness/results/shard.h"
+#include "harness/verify/equivalence.h"
 
 namespace fb::bench {
 
@@ -57,7 +57,7 @@ inline constexpr std::string_view cpu_small_suffix = "/cpu-small";
 /// JSON), ref::config_error (invalid config).
 [[nodiscard]] std::vector<bench_point> load_configs(const std::string& file_or_json);
 
-/// Fingerprint of a whole plan (models, labels, configs, merged labels; harness/shard.h fingerprint):
+/// Fingerprint of a whole plan (models, labels, configs, merged labels; harness/results/shard.h fingerprint):
 /// recorded as environment.plan_digest so that merge joins only shards of one plan.
 [[nodiscard]] std::string plan_digest(const std::vector<bench_point>& points);
 

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "harness/bench/host_timing.h"
-#include "harness/device.h"
+#include "harness/device/device.h"
 #include "harness/stats/summary.h"
 
 #if FUSEBENCH_BENCH_DEVICE

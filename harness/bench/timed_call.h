@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "harness/bench/repetition_policy.h"
-#include "harness/model_entry.h"
+#include "harness/model/model_entry.h"
 
 namespace fb::bench {
 

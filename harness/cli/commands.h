@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "harness/cli/output_paths.h"
-#include "harness/exit_status.h"
+#include "harness/process/exit_status.h"
 
 namespace fb::cli {
 

@@ -3,8 +3,8 @@
 #include <fmt/ranges.h>
 
 #include "harness/cli/commands.h"
-#include "harness/device.h"
-#include "harness/registry.h"
+#include "harness/device/device.h"
+#include "harness/model/registry.h"
 
 namespace fb::cli {
 namespace {
@@ -15,7 +15,7 @@ struct list_options {
 
 json range_json(const domain::integer_range& r) { return {{"min", r.lo}, {"max", r.hi}}; }
 
-/// The declared fuzz domain as data (harness/fuzz_domain.h), plus its one-line description.
+/// The declared fuzz domain as data (harness/model/fuzz_domain.h), plus its one-line description.
 json domain_json(const domain::convt_domain& d) {
   json reals = json::array();
   for (const domain::real_field& r : d.reals)

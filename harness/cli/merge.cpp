@@ -1,7 +1,7 @@
 /// `fusebench merge`: join the files of the shards of one run (`bench --shard K/N` results files, or
 /// `verify --shard K/N --json` reports) into the file one process running the whole would have
-/// written. The rules are in harness/shard.h, harness/results/results_merge.h and
-/// harness/verify_report.h (merge_verify_reports).
+/// written. The rules are in harness/results/shard.h, harness/results/results_merge.h and
+/// harness/verify/verify_report.h (merge_verify_reports).
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -19,7 +19,7 @@
 #include "harness/results/detail/atomic_file.h"
 #include "harness/results/gbench_json.h"
 #include "harness/results/results_merge.h"
-#include "harness/verify_report.h"
+#include "harness/verify/verify_report.h"
 
 namespace fb::cli {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "fused/runtime/stream.h"
 #include "harness/detail/raw_pointers.h"
-#include "harness/device.h"
-#include "harness/typed_model.h"
+#include "harness/device/device.h"
+#include "harness/model/typed_model.h"
 
 namespace fb::detail {
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "harness/model_entry.h"
+#include "harness/model/model_entry.h"
 
 namespace fb::detail {
 

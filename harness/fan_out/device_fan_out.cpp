@@ -19,7 +19,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "harness/gpu_assignment.h"
+#include "harness/device/gpu_assignment.h"
 
 extern char** environ;
 

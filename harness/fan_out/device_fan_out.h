@@ -1,14 +1,14 @@
 #pragma once
 /// `--devices` of verify and bench: one process of fusebench itself per GPU, each running a shard of
 /// the run with CUDA_VISIBLE_DEVICES showing it that one GPU; the parent forwards their progress and
-/// merges their files (harness/shard.h). No scheduler of its own: a shard is a plain
+/// merges their files (harness/results/shard.h). No scheduler of its own: a shard is a plain
 /// `fusebench verify|bench --shard K/N` that a user could run by hand.
 #include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "harness/shard.h"
+#include "harness/results/shard.h"
 
 namespace fb::fan_out {
 

@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "harness/exit_status.h"
+#include "harness/process/exit_status.h"
 #include "harness/process/interrupt.h"
 
 namespace fb::fan_out {

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/device.h"
+#include "harness/device/device.h"
 #include "harness/fan_out/device_fan_out.h"
-#include "harness/shard.h"
+#include "harness/results/shard.h"
 
 namespace fb::fan_out {
 

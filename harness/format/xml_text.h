@@ -1,5 +1,5 @@
 #pragma once
-/// Text for XML content and attribute values: the verify report's JUnit file (harness/verify_report.cpp)
+/// Text for XML content and attribute values: the verify report's JUnit file (harness/verify/verify_report.cpp)
 /// and the history page's SVG/HTML (harness/history/history_page.cpp). Header-only and includes
 /// nothing of fusebench's, so both reach it downward.
 #include <string>

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "harness/outcome.h"
 #include "harness/process/provenance.h"
+#include "harness/results/outcome.h"
 #include "harness/results/results.h"
 #include "harness/stats/change_points.h"
 

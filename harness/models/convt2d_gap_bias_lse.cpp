@@ -2,10 +2,10 @@
 #include "fused/convt2d_gap_bias_lse/convt2d_gap_bias_lse.h"
 #include "fused/runtime/plan_util.h"
 #include "harness/detail/fused_adapter.h"
-#include "harness/device.h"
+#include "harness/device/device.h"
+#include "harness/model/built_in_models.h"
+#include "harness/model/typed_model.h"
 #include "harness/models/convt2d_gap_bias_lse_domain.h"
-#include "harness/typed_model.h"
-#include "harness/models/models.h"
 #include "reference/convt2d_gap_bias_lse.h"
 
 namespace fb::models {

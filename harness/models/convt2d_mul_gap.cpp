@@ -2,10 +2,10 @@
 #include "fused/convt2d_mul_gap/convt2d_mul_gap.h"
 #include "fused/convt2d_mul_gap/plan.h"
 #include "harness/detail/fused_adapter.h"
-#include "harness/device.h"
+#include "harness/device/device.h"
+#include "harness/model/built_in_models.h"
+#include "harness/model/typed_model.h"
 #include "harness/models/convt2d_mul_gap_domain.h"
-#include "harness/typed_model.h"
-#include "harness/models/models.h"
 #include "reference/convt2d_mul_gap.h"
 
 namespace fb::models {

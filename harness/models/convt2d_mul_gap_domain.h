@@ -1,8 +1,8 @@
 #pragma once
-/// The fuzz domain of convt2d_mul_gap, declared once (harness/fuzz_domain.h): read by its generator and
+/// The fuzz domain of convt2d_mul_gap, declared once (harness/model/fuzz_domain.h): read by its generator and
 /// `list` (harness/models/convt2d_mul_gap.cpp) and by its GPU self-test's draw()
 /// (property_tests/selftest/convt2d_mul_gap.cpp). Torch-free.
-#include "harness/fuzz_domain.h"
+#include "harness/model/fuzz_domain.h"
 
 namespace fb::models {
 

@@ -1,11 +1,11 @@
 /// Registry entry for KernelBench #15: ConvTranspose3d -> BatchNorm3d -> subtract the spatial mean.
 #include "fused/convt3d_bn_sub/convt3d_bn_sub.h"
 #include "harness/detail/fused_adapter.h"
-#include "harness/device.h"
+#include "harness/device/device.h"
+#include "harness/model/built_in_models.h"
+#include "harness/model/typed_model.h"
 #include "harness/models/convt3d_bn_sub_domain.h"
-#include "harness/typed_model.h"
 #include "harness/models/convt3d_floor.h"
-#include "harness/models/models.h"
 #include "reference/convt3d_bn_sub.h"
 
 namespace fb::models {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "fused/math/convt_phase.cuh"
-#include "harness/typed_model.h"
+#include "harness/model/typed_model.h"
 
 namespace fb::models {
 

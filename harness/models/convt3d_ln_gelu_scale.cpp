@@ -1,11 +1,11 @@
 /// Registry entry for KernelBench #34: ConvTranspose3d -> LayerNorm(C_out) over W' -> GELU -> * scale.
 #include "fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale.h"
 #include "harness/detail/fused_adapter.h"
-#include "harness/device.h"
-#include "harness/models/convt3d_ln_gelu_scale_domain.h"
-#include "harness/typed_model.h"
+#include "harness/device/device.h"
+#include "harness/model/built_in_models.h"
+#include "harness/model/typed_model.h"
 #include "harness/models/convt3d_floor.h"
-#include "harness/models/models.h"
+#include "harness/models/convt3d_ln_gelu_scale_domain.h"
 #include "reference/convt3d_ln_gelu_scale.h"
 
 namespace fb::models {

@@ -3,10 +3,10 @@
 
 #include "fused/convt3d_scale_bn_gap/convt3d_scale_bn_gap.h"
 #include "harness/detail/fused_adapter.h"
-#include "harness/device.h"
+#include "harness/device/device.h"
+#include "harness/model/built_in_models.h"
+#include "harness/model/typed_model.h"
 #include "harness/models/convt3d_scale_bn_gap_domain.h"
-#include "harness/typed_model.h"
-#include "harness/models/models.h"
 #include "reference/convt3d_scale_bn_gap.h"
 
 namespace fb::models {

@@ -1,8 +1,8 @@
 #pragma once
-/// The fuzz domain of convt3d_scale_bn_gap, declared once (harness/fuzz_domain.h): read by its generator
+/// The fuzz domain of convt3d_scale_bn_gap, declared once (harness/model/fuzz_domain.h): read by its generator
 /// and `list` (harness/models/convt3d_scale_bn_gap.cpp) and by its GPU self-test's draw()
 /// (property_tests/selftest/convt3d_scale_bn_gap.cpp). Torch-free.
-#include "harness/fuzz_domain.h"
+#include "harness/model/fuzz_domain.h"
 
 namespace fb::models {
 

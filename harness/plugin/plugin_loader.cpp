@@ -10,10 +10,10 @@
 
 #include <fmt/format.h>
 
-#include "harness/device.h"
-#include "harness/format/shell_quote.h"
-#include "harness/registry.h"
 #include "fusebench/plugin.h"
+#include "harness/device/device.h"
+#include "harness/format/shell_quote.h"
+#include "harness/model/registry.h"
 
 namespace fb::plugin {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "harness/format/seed_json.h"
 #include "harness/results/detail/atomic_file.h"
-#include "harness/shard.h"
+#include "harness/results/shard.h"
 #include "harness/stats/summary.h"
 
 namespace fb {

@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/arithmetic_unit.h"
-#include "harness/outcome.h"
+#include "harness/model/arithmetic_unit.h"
+#include "harness/results/outcome.h"
 
 namespace fb {
 
@@ -55,7 +55,7 @@ struct run_environment {
   std::uint64_t seed = 0;           ///< seed of inputs and parameters
   double atol = std::numeric_limits<double>::quiet_NaN();  ///< absolute tolerance of the verification; NaN: unknown
   double rtol = std::numeric_limits<double>::quiet_NaN();  ///< relative tolerance of the verification; NaN: unknown
-  /// The part of the plan this file holds, "K/N" (bench --shard; harness/shard.h); "1/1": all of it.
+  /// The part of the plan this file holds, "K/N" (bench --shard; harness/results/shard.h); "1/1": all of it.
   std::string shard = "1/1";
   /// Fingerprint of the whole plan (every config and label, before sharding): the shards of one run
   /// share it, so merge can tell them from parts of other sweeps or configs. "" when not recorded.

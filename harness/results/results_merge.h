@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "harness/results/results.h"
-#include "harness/shard.h"
+#include "harness/results/shard.h"
 
 namespace fb {
 

@@ -23,18 +23,18 @@
 #include <unistd.h>
 
 #include "harness/detail/remove_tree.h"
-#include "harness/device.h"
-#include "harness/exit_status.h"
+#include "harness/device/device.h"
 #include "harness/fan_out/fan_out.h"
 #include "harness/format/shell_quote.h"
+#include "harness/model/registry.h"
 #include "harness/plugin/plugin_loader.h"
 #include "harness/process/build_info.h"
+#include "harness/process/exit_status.h"
 #include "harness/process/interrupt.h"
 #include "harness/results/detail/atomic_file.h"
-#include "harness/registry.h"
-#include "harness/repro_bundle.h"
-#include "harness/verify_plan.h"
-#include "harness/verify_report.h"
+#include "harness/verify/repro_bundle.h"
+#include "harness/verify/verify_plan.h"
+#include "harness/verify/verify_report.h"
 
 namespace fb::verify {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/tolerance.h"
+#include "harness/verify/tolerance.h"
 
 namespace fb::verify {
 
@@ -30,7 +30,7 @@ struct options {
   std::string params;
   std::string json_out;
   std::string junit_out;
-  std::string shard;    ///< "K/N": only case indices i with i % N == K-1 (harness/shard.h)
+  std::string shard;    ///< "K/N": only case indices i with i % N == K-1 (harness/results/shard.h)
   std::string devices;  ///< "all", "0,1", "cpu,cpu": one shard process per device, merged
   int per_device = 1;   ///< --per-device: shard processes per device of --devices
   std::string case_size;  ///< --case-size: "" the device's own fuzz sizes, else cpu or oracle
@@ -45,7 +45,7 @@ struct options {
   bool cases_given = false, atol_given = false, rtol_given = false, device_given = false, seed_given = false;
 };
 
-/// Runs verify as `opt` says and returns its exit status (harness/exit_status.h): exit_ok when every
+/// Runs verify as `opt` says and returns its exit status (harness/process/exit_status.h): exit_ok when every
 /// case passed, exit_failure when one failed or nothing was judged, 128 + the signal when a --devices
 /// run was interrupted. Throws ref::config_error (an invalid config), json::exception (bad JSON),
 /// std::invalid_argument (bad usage, a file that cannot be read or written): the CLI exits 2 on those.

@@ -17,7 +17,10 @@
 ///
 /// A model takes part with one header, property_tests/selftest/<id>_boundary.h, that defines its
 /// set and registers it with FB_BOUNDARY_MODEL (an inline variable: one registration per program
-/// however many files include it). Torch-free and CUDA-free: the CPU test links the host executors only.
+/// however many files include it). The tools and the CPU test include it for every model of the
+/// registry's list (harness/model/built_in_models.def) that has kernels, a folder fused/<id>/
+/// (property_tests/fused.cmake generates their include list). Torch-free and CUDA-free: the CPU test
+/// links the host executors only.
 #include <cstdint>
 #include <functional>
 #include <map>

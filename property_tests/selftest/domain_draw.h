@@ -1,12 +1,12 @@
 #pragma once
-/// The self-test's draws of a model's declared fuzz domain (harness/fuzz_domain.h), from its own
+/// The self-test's draws of a model's declared fuzz domain (harness/model/fuzz_domain.h), from its own
 /// random source (rng_t: range(lo, hi) with both ends included, u01() on [0, 1)): the same ranges and
-/// distributions the harness draws through RapidCheck (harness/generators.h). Torch-free.
+/// distributions the harness draws through RapidCheck (harness/model/generators.h). Torch-free.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
-#include "harness/fuzz_domain.h"
+#include "harness/model/fuzz_domain.h"
 
 namespace fb::selftest {
 

@@ -1,7 +1,7 @@
 #pragma once
-/// The fuzz domain of the test-only model test_convt2d_relu, declared once (harness/fuzz_domain.h):
+/// The fuzz domain of the test-only model test_convt2d_relu, declared once (harness/model/fuzz_domain.h):
 /// its generator and `list` read it, as they read the five models' <id>_domain.h. Torch-free.
-#include "harness/fuzz_domain.h"
+#include "harness/model/fuzz_domain.h"
 
 namespace fb::models {
 

@@ -1,11 +1,11 @@
 /// Registry entries of the test-only sixth model, test_convt2d_relu (ConvTranspose2d -> ReLU -> * scale,
 /// property_tests/sixth_model/reference.h), and of its deliberately wrong twin. This file is its
 /// harness/models/<id>.cpp; the last lines are its registry lines, here instead of in
-/// harness/registry.cpp's built-in list, so that only the test executables that link this file know
+/// harness/model/registry.cpp's built-in list, so that only the test executables that link this file know
 /// the model (`fusebench list` does not show it).
 #include "harness/detail/fused_adapter.h"
-#include "harness/registry.h"
-#include "harness/typed_model.h"
+#include "harness/model/registry.h"
+#include "harness/model/typed_model.h"
 #include "property_tests/sixth_model/domain.h"
 #include "property_tests/sixth_model/fused_host.h"
 #include "property_tests/sixth_model/reference.h"

@@ -1,13 +1,17 @@
 /// The registry with the test-only sixth model linked in (property_tests/sixth_model/model.cpp): its
-/// registration lines put the test models after the five built-in ones, and make_registry checks
-/// every entry, registered or built in, the same way.
+/// registration lines put the test models after the five built-in ones, make_registry checks every
+/// entry, registered or built in, the same way, and the README's fuzz-table check (generators_test)
+/// sees the new model: without its row, the table and the registry differ.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "harness/registry.h"
+#include "harness/model/fuzz_domain.h"
+#include "harness/model/registry.h"
+#include "property_tests/readme_domain_table.h"
 
 namespace {
 
@@ -70,6 +74,21 @@ TEST(SixthModel, MakeRegistryChecksEveryEntry) {
   EXPECT_NE(registry_error({sixth_with_a_bad_default})
                 .find("model registry: the default config of test_convt2d_relu_again does not parse: output_padding"),
             std::string::npos);
+}
+
+// The README lists the five built-in models only; with the test models registered, the declared
+// table is the README's rows followed by theirs, so generators_test's check, run in an executable
+// that knows them, would fail on a model added without its row.
+TEST(SixthModel, ReadmeTableCheckSeesTheRegisteredModel) {
+  const std::optional<std::string> readme = fb::readme::domain_table_rows(FUSEBENCH_SOURCE_DIR "/README.md");
+  ASSERT_TRUE(readme) << "README.md has no fuzz-domain table";
+  const std::string declared = fb::readme::declared_domain_table_rows(fb::all_models());
+  const fb::model_entry& model = fb::find_model("test_convt2d_relu");
+  const std::string row = fb::domain::table_row(model.id, model.kernelbench_id, model.fuzz_domain) + "\n";
+  EXPECT_NE(declared.find(row), std::string::npos) << declared;
+  EXPECT_EQ(readme->find(row), std::string::npos) << "README.md lists the test-only model";
+  EXPECT_NE(*readme, declared);
+  EXPECT_EQ(declared.substr(0, readme->size()), *readme) << "the built-in rows come first, as in the README";
 }
 
 }  // namespace

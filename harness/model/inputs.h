@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/fuzz_domain.h"
+#include "harness/model/fuzz_domain.h"
 #include "reference/common.h"
 
 namespace fb {

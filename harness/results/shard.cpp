@@ -1,4 +1,4 @@
-#include "harness/shard.h"
+#include "harness/results/shard.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

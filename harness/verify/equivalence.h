@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/model_entry.h"
-#include "harness/outcome.h"
-#include "harness/tolerance.h"
+#include "harness/model/model_entry.h"
+#include "harness/results/outcome.h"
+#include "harness/verify/tolerance.h"
 
 namespace fb {
 

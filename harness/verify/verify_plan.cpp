@@ -1,11 +1,11 @@
-#include "harness/verify_plan.h"
+#include "harness/verify/verify_plan.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "harness/device.h"
-#include "harness/resources.h"
+#include "harness/device/device.h"
+#include "harness/device/resources.h"
 
 namespace fb {
 

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "harness/generators.h"
-#include "harness/model_entry.h"
+#include "harness/model/generators.h"
+#include "harness/model/model_entry.h"
 
 namespace fb {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "fused/runtime/stream.h"
-#include "harness/model_entry.h"
+#include "harness/model/model_entry.h"
 
 namespace fb {
 

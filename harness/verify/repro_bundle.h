@@ -13,8 +13,8 @@
 /// made on one machine replays on another.
 #include <string>
 
-#include "harness/equivalence.h"
-#include "harness/case_recipe.h"
+#include "harness/model/case_recipe.h"
+#include "harness/verify/equivalence.h"
 
 namespace fb {
 

@@ -1,12 +1,12 @@
 #pragma once
 /// What `verify`, `bench` and the property tests check on a device: the reference's semantics (the
 /// libtorch reference in fp64 against the fp64 loop oracle) and every fused implementation of that
-/// device against the libtorch reference under the verdict rules (harness/equivalence.h).
+/// device against the libtorch reference under the verdict rules (harness/verify/equivalence.h).
 #include <string>
 #include <vector>
 
-#include "harness/equivalence.h"
-#include "harness/case_recipe.h"
+#include "harness/model/case_recipe.h"
+#include "harness/verify/equivalence.h"
 
 namespace fb {
 
@@ -27,7 +27,7 @@ struct verify_target {
 [[nodiscard]] bool oracle_affordable(const model_entry& model, const parsed_config& config);
 
 /// Throws std::invalid_argument ("<model>: this config needs ~X GiB on <device>, Y GiB are available")
-/// when one verify case of `config` (both calls, fp32 and fp64 expectations: harness/resources.h)
+/// when one verify case of `config` (both calls, fp32 and fp64 expectations: harness/device/resources.h)
 /// needs more than the usable share of what `device` has available now.
 void require_fits_in_memory(const model_entry& model, const parsed_config& config, device_kind device);
 

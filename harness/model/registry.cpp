@@ -1,21 +1,19 @@
-#include "harness/registry.h"
+#include "harness/model/registry.h"
 
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
 
-#include "harness/models/models.h"
+#include "harness/model/built_in_models.h"
 
 namespace fb {
 namespace {
 
-// The built-in models, in KernelBench order: one line each.
+// The built-in models, in KernelBench order: the lines of harness/model/built_in_models.def.
 constexpr model_maker built_in_models[] = {
-    models::convt3d_bn_sub,         // KernelBench #15
-    models::convt3d_ln_gelu_scale,  // KernelBench #34
-    models::convt2d_gap_bias_lse,   // KernelBench #42
-    models::convt2d_mul_gap,        // KernelBench #44
-    models::convt3d_scale_bn_gap,   // KernelBench #77
+#define FB_MODEL(id) models::id,
+#include "harness/model/built_in_models.def"
+#undef FB_MODEL
 };
 
 /// The makers model_registration added, and whether the registry has been built from them already.

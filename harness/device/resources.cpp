@@ -1,4 +1,4 @@
-#include "harness/resources.h"
+#include "harness/device/resources.h"
 
 #include <algorithm>
 #include <fstream>

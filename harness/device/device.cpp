@@ -1,4 +1,4 @@
-#include "harness/device.h"
+#include "harness/device/device.h"
 
 #include <stdexcept>
 

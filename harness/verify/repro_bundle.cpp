@@ -1,4 +1,4 @@
-#include "harness/repro_bundle.h"
+#include "harness/verify/repro_bundle.h"
 
 #include <torch/csrc/jit/serialization/pickle.h>
 

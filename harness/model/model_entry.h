@@ -2,7 +2,7 @@
 /// One registry entry per model: id, KernelBench number, schema, default config, fuzz domain,
 /// generators, reference, oracle and fused implementations. Everything is type-erased over the parsed
 /// config so that no code outside harness/models/<id>.cpp names a model; a model file fills a
-/// typed_model (harness/typed_model.h) and erases it into one of these.
+/// typed_model (harness/model/typed_model.h) and erases it into one of these.
 #include <ATen/ATen.h>
 
 #include <functional>
@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "harness/arithmetic_unit.h"
-#include "harness/config_schema.h"
-#include "harness/fuzz_domain.h"
-#include "harness/inputs.h"
+#include "harness/model/arithmetic_unit.h"
+#include "harness/model/config_schema.h"
+#include "harness/model/fuzz_domain.h"
+#include "harness/model/inputs.h"
 #include "reference/common.h"
 
 // The generators' type, declared here so that the registry entry does not pull RapidCheck into every
@@ -117,7 +117,7 @@ struct model_entry {
   std::string id;
   int kernelbench_id = 0;
   std::string description;
-  /// The fuzz domain, declared once (harness/fuzz_domain.h): its generator, `list` and the self-test
+  /// The fuzz domain, declared once (harness/model/fuzz_domain.h): its generator, `list` and the self-test
   /// read it. Its input_offset is the centre of the `offset` input distribution: 100 (SPEC §2) unless
   /// the fp32 reference itself cannot meet the gate there against fp64 (the domain is only valid
   /// where the reference is).

@@ -1,4 +1,4 @@
-#include "harness/equivalence.h"
+#include "harness/verify/equivalence.h"
 
 #include <cmath>
 #include <iomanip>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <sstream>
 
-#include "harness/device.h"
+#include "harness/device/device.h"
 
 namespace fb {
 namespace {

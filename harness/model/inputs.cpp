@@ -1,4 +1,4 @@
-#include "harness/inputs.h"
+#include "harness/model/inputs.h"
 
 #include <utility>
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/equivalence.h"
-#include "harness/shard.h"
+#include "harness/results/shard.h"
+#include "harness/verify/equivalence.h"
 
 namespace fb {
 

@@ -1,7 +1,7 @@
 #pragma once
 /// What a case needs in memory and what a device has, so that `bench` (and `verify`) can refuse or
 /// skip a case before allocating it instead of dying in the allocator halfway through a run.
-#include "harness/model_entry.h"
+#include "harness/model/model_entry.h"
 
 namespace fb {
 

@@ -3,16 +3,17 @@
 #include <string>
 #include <vector>
 
-#include "harness/model_entry.h"
+#include "harness/model/model_entry.h"
 
 namespace fb {
 
-/// Makes one model's entry: harness/models/<id>.cpp defines one per model (declared in models/models.h).
+/// Makes one model's entry: harness/models/<id>.cpp defines one per model (the built-in ones are
+/// declared in harness/model/built_in_models.h, from the list harness/model/built_in_models.def).
 using model_maker = model_entry (*)();
 
-/// The one way a model enters the registry besides registry.cpp's built-in list: an executable that
-/// carries a model of its own (the test-only model of property_tests/sixth_model/) adds it with one
-/// line at namespace scope in one of its own source files:
+/// The one way a model enters the registry besides the built-in list (harness/model/built_in_models.def):
+/// an executable that carries a model of its own (the test-only model of property_tests/sixth_model/)
+/// adds it with one line at namespace scope in one of its own source files:
 ///   static const fb::model_registration registered{make_my_model};
 /// Its maker runs after the built-in ones, when the registry is first used, and its entry is checked
 /// like theirs (make_registry). REQUIRES: constructed before the first all_models() or find_model()

@@ -1,6 +1,6 @@
 #pragma once
 /// RapidCheck generators of the fuzz domain (SPEC §2), drawn from each model's declared domain
-/// (harness/fuzz_domain.h, harness/models/<id>_domain.h): config_from_domain is every model's general
+/// (harness/model/fuzz_domain.h, harness/models/<id>_domain.h): config_from_domain is every model's general
 /// generator; the kernel-boundary generators beside the models draw large_plane_geometry.
 #include <rapidcheck.h>
 
@@ -9,11 +9,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "harness/config_schema.h"
-#include "harness/fuzz_domain.h"
-#include "harness/case_recipe.h"
-#include "harness/inputs.h"
-#include "harness/model_entry.h"
+#include "harness/model/case_recipe.h"
+#include "harness/model/config_schema.h"
+#include "harness/model/fuzz_domain.h"
+#include "harness/model/inputs.h"
+#include "harness/model/model_entry.h"
 
 namespace fb::gen {
 

@@ -1,4 +1,4 @@
-#include "harness/generators.h"
+#include "harness/model/generators.h"
 
 #include <algorithm>
 #include <cmath>

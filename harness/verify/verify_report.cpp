@@ -1,4 +1,4 @@
-#include "harness/verify_report.h"
+#include "harness/verify/verify_report.h"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -11,8 +11,8 @@
 #include <set>
 #include <type_traits>
 
-#include "harness/format/xml_text.h"
 #include "harness/format/seed_json.h"
+#include "harness/format/xml_text.h"
 
 namespace fb {
 namespace {

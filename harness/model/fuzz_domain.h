@@ -1,6 +1,6 @@
 #pragma once
 /// A model's fuzz domain declared once, as data: every field with its range and distribution, and the
-/// constraints between them. The RapidCheck generators (harness/generators.cpp), `fusebench list`
+/// constraints between them. The RapidCheck generators (harness/model/generators.cpp), `fusebench list`
 /// (text and --json), the GPU self-test's draw() (property_tests/selftest/, built without libtorch or
 /// RapidCheck) and the README's domain table (checked by generators_test) all read it, so none of them
 /// can drift from the others. Torch-free, RapidCheck-free and header-only for that reason.

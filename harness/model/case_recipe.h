@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/inputs.h"
-#include "harness/model_entry.h"
+#include "harness/model/inputs.h"
+#include "harness/model/model_entry.h"
 
 namespace fb::gen {
 
