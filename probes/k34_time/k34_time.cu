@@ -4,7 +4,10 @@
 // libtorch build or a host-executor run. The gate (scripts/gpu-gate) remains the proof of
 // correctness; this is for choosing between variants within one device call.
 //
-//   k34_time [--batch B] [--reps N] [--sample FILE] [--compare FILE]
+//   k34_time [--batch B] [--reps N] [--sample FILE] [--compare FILE] [--bias 1]
+//
+// --bias 1 passes a conv bias (uniform in [-1, 1]) as the model's default config does; without it the
+// call has none.
 //
 // --compare reads another build's --sample file and prints how many sampled outputs differ and by
 // how much (for variants whose arithmetic order differs, where bitwise equality is not expected).
@@ -28,11 +31,13 @@ static int probe(int argc, char** argv) {
   int reps = 15;
   const char* sample_path = nullptr;
   const char* compare_path = nullptr;
+  bool with_bias = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--batch")) p.batch = std::atoll(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--sample")) sample_path = argv[i + 1];
     else if (!std::strcmp(argv[i], "--compare")) compare_path = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--bias")) with_bias = std::atoi(argv[i + 1]) != 0;
   }
   const int64_t k3 = p.kernel_size * p.kernel_size * p.kernel_size;
   const int64_t n_x = p.batch * p.in_channels * p.depth * p.height * p.width;
@@ -42,13 +47,14 @@ static int probe(int argc, char** argv) {
   const int64_t n_out = p.batch * p.out_channels * d_o * h_o * p.out_channels;
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> x(n_x), w(n_w), gamma(p.out_channels), beta(p.out_channels);
+  std::vector<float> x(n_x), w(n_w), gamma(p.out_channels), beta(p.out_channels), bias(p.out_channels);
   for (float& v : x) v = u(rng);
   const float wb = 1.0f / std::sqrt(static_cast<float>(p.out_channels * k3));
   for (float& v : w) v = wb * u(rng);
   for (float& v : gamma) v = 2.0f * u(rng);
   for (float& v : beta) v = 2.0f * u(rng);
-  float *dx, *dw, *dg, *db, *dout;
+  for (float& v : bias) v = u(rng);
+  float *dx, *dw, *dg, *db, *dbias, *dout;
   void* dws;
   char* flush;
   const std::size_t ws = lgs::workspace_bytes(p), flush_bytes = 256u << 20;
@@ -56,6 +62,7 @@ static int probe(int argc, char** argv) {
   FB_CUDA_CHECK(cudaMalloc(&dw, n_w * 4));
   FB_CUDA_CHECK(cudaMalloc(&dg, p.out_channels * 4));
   FB_CUDA_CHECK(cudaMalloc(&db, p.out_channels * 4));
+  FB_CUDA_CHECK(cudaMalloc(&dbias, p.out_channels * 4));
   FB_CUDA_CHECK(cudaMalloc(&dout, n_out * 4));
   FB_CUDA_CHECK(cudaMalloc(&dws, ws));
   FB_CUDA_CHECK(cudaMalloc(&flush, flush_bytes));
@@ -63,12 +70,13 @@ static int probe(int argc, char** argv) {
   FB_CUDA_CHECK(cudaMemcpy(dw, w.data(), n_w * 4, cudaMemcpyHostToDevice));
   FB_CUDA_CHECK(cudaMemcpy(dg, gamma.data(), p.out_channels * 4, cudaMemcpyHostToDevice));
   FB_CUDA_CHECK(cudaMemcpy(db, beta.data(), p.out_channels * 4, cudaMemcpyHostToDevice));
+  FB_CUDA_CHECK(cudaMemcpy(dbias, bias.data(), p.out_channels * 4, cudaMemcpyHostToDevice));
   cudaStream_t s;
   FB_CUDA_CHECK(cudaStreamCreate(&s));
   cudaEvent_t e0, e1;
   FB_CUDA_CHECK(cudaEventCreate(&e0));
   FB_CUDA_CHECK(cudaEventCreate(&e1));
-  auto call = [&] { lgs::run_cuda(p, dx, dw, nullptr, dg, db, dout, dws, s); };
+  auto call = [&] { lgs::run_cuda(p, dx, dw, with_bias ? dbias : nullptr, dg, db, dout, dws, s); };
   call();
   call();
   FB_CUDA_CHECK(cudaStreamSynchronize(s));
