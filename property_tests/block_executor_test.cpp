@@ -116,6 +116,8 @@ struct mma_policy_complete {
   bool last_pass_into_x = false;
   bool rows_own_warp = false;
   template <class W, class State>
+  void start_accumulators(const W&, State&, const mma_tile::block_pos&, int) const {}
+  template <class W, class State>
   void store(const W&, const State&, const mma_tile::block_pos&, const mma_tile::pass_pos&, int, unsigned char*,
              unsigned char*) const {}
   template <class Exec>
@@ -128,11 +130,15 @@ struct mma_policy_complete {
 struct mma_policy_without_finish {
   bool last_pass_into_x = false;
   template <class W, class State>
+  void start_accumulators(const W&, State&, const mma_tile::block_pos&, int) const {}
+  template <class W, class State>
   void store(const W&, const State&, const mma_tile::block_pos&, const mma_tile::pass_pos&, int, unsigned char*,
              unsigned char*) const {}
 };
 struct mma_policy_with_mutable_store {
   bool last_pass_into_x = false;
+  template <class W, class State>
+  void start_accumulators(const W&, State&, const mma_tile::block_pos&, int) const {}
   template <class W, class State>
   void store(const W&, const State&, const mma_tile::block_pos&, const mma_tile::pass_pos&, int, unsigned char*,
              unsigned char*) {}
@@ -140,6 +146,17 @@ struct mma_policy_with_mutable_store {
   void finish(Exec&, const mma_tile::block_pos&, unsigned char*, unsigned char*) const {}
 };
 struct mma_policy_without_flag {
+  template <class W, class State>
+  void start_accumulators(const W&, State&, const mma_tile::block_pos&, int) const {}
+  template <class W, class State>
+  void store(const W&, const State&, const mma_tile::block_pos&, const mma_tile::pass_pos&, int, unsigned char*,
+             unsigned char*) const {}
+  template <class Exec>
+  void finish(Exec&, const mma_tile::block_pos&, unsigned char*, unsigned char*) const {}
+};
+
+struct mma_policy_without_start {
+  bool last_pass_into_x = false;
   template <class W, class State>
   void store(const W&, const State&, const mma_tile::block_pos&, const mma_tile::pass_pos&, int, unsigned char*,
              unsigned char*) const {}
@@ -156,6 +173,7 @@ TEST(BlockExecutor, MmaEpiloguePolicyTraitChecksEveryHook) {
   EXPECT_TRUE((mma_tile::is_mma_epilogue_policy_v<mma_policy_complete, host>));
   EXPECT_TRUE((mma_tile::is_mma_persistent_policy_v<mma_policy_complete, tiles>));
   EXPECT_FALSE((mma_tile::is_mma_epilogue_policy_v<mma_policy_without_finish, host>));
+  EXPECT_FALSE((mma_tile::is_mma_epilogue_policy_v<mma_policy_without_start, host>)) << "no start_accumulators";
   EXPECT_FALSE((mma_tile::is_mma_epilogue_policy_v<mma_policy_with_mutable_store, host>)) << "store on a const policy";
   EXPECT_FALSE((mma_tile::is_mma_epilogue_policy_v<mma_policy_without_flag, host>)) << "no last_pass_into_x";
   EXPECT_FALSE((mma_tile::is_mma_persistent_policy_v<mma_policy_without_flag, tiles>));

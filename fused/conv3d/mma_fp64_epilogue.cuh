@@ -10,6 +10,10 @@
 ///   last_pass_into_x   (bool member) the block's last position pass stores into the staged x's
 ///                      memory: after a barrier no warp reads x any more, so the policy's region
 ///                      need not hold that pass's accumulators
+///   start_accumulators(w, st, bp, warp)
+///                      per warp, before the first chunk of each position pass: st.acc's starting
+///                      values (zero, or a constant per channel that the sum must include before
+///                      the store's one rounding, as #34's conv bias)
 ///   store(w, st, bp, pp, warp, region, x_area)
 ///                      per warp, after the last chunk of each position pass pp: warp `warp`'s
 ///                      accumulators st.acc (warp_state<W>: value v of lane slot l in tiles (mt, nt)
@@ -86,6 +90,9 @@ template <class P, class Exec>
 struct has_mma_epilogue_hooks<
     P, Exec,
     std::void_t<std::enable_if_t<is_bool_member<decltype(std::declval<const P&>().last_pass_into_x)>>,
+                decltype(std::declval<const P&>().start_accumulators(
+                    std::declval<const typename Exec::warp_context&>(), std::declval<typename Exec::warp_state&>(),
+                    std::declval<const block_pos&>(), 0)),
                 decltype(std::declval<const P&>().store(
                     std::declval<const typename Exec::warp_context&>(),
                     std::declval<const typename Exec::warp_state&>(),
@@ -108,8 +115,8 @@ struct has_mma_persistent_hooks<
                                                               std::declval<unsigned char*>()))>> : std::true_type {};
 }  // namespace detail
 
-/// True where P is an epilogue policy of conv_block on executor Exec: last_pass_into_x, store and
-/// finish as above, callable on a const P.
+/// True where P is an epilogue policy of conv_block on executor Exec: last_pass_into_x,
+/// start_accumulators, store and finish as above, callable on a const P.
 template <class P, class Exec>
 struct is_mma_epilogue_policy
     : std::bool_constant<is_mma_executor_v<Exec> && detail::has_mma_epilogue_hooks<P, Exec>::value> {};

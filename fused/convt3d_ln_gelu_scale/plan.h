@@ -455,10 +455,33 @@ struct ln_policy {
     return reinterpret_cast<float*>(region + ln_columns_bytes(pl.w_out));
   }
 
-  /// A warp's accumulators after a position pass: y = fp32(sum + bias) into the row buffer (each
+  /// A warp's accumulators at a position pass's start: each channel's conv bias (fp64: exact; 0
+  /// without one), so that the store rounds y = fp32(bias + sum) once, the value PyTorch's fp32
+  /// convolution rounds (args::bias). Why here and not in the store: the loads then overlap the
+  /// pass's first operand loads instead of delaying its stores, and the store is a plain rounding.
+  template <class W, class State>
+  FB_HOST_DEVICE void start_accumulators(const W& w, State& st, const conv::block_pos& bp, int warp) const {
+    const int warp_col = warp % pl.g.warp_cols;
+    for (int l = 0; l < W::k_lanes; ++l)
+      FB_UNROLL
+      for (int nt = 0; nt < conv::k_nt; ++nt)
+        FB_UNROLL
+        for (int e = 0; e < 2; ++e) {  // C values e and 2 + e: the same channel (rows g and g + 8)
+          const int ch = conv::tile_channel(warp_col, nt, w.lane(l), e);
+          const double bias =
+              a.bias != nullptr && ch < bp.n_ch ? static_cast<double>(fb::fused::load_ro(a.bias + bp.ch0 + ch)) : 0.0;
+          FB_UNROLL
+          for (int mt = 0; mt < conv::k_mt; ++mt) {
+            st.acc[mt][nt][l][e] = bias;
+            st.acc[mt][nt][l][2 + e] = bias;
+          }
+        }
+  }
+
+  /// A warp's accumulators after a position pass: y = fp32(bias + sum) into the row buffer (each
   /// output of the block is one lane's value in one pass; the rows are whole after the last w
-  /// phase): the value PyTorch's fp32 convolution rounds, rounded once (args::bias). Positions are
-  /// worked out once per fragment row (2 per m tile), not per value; the bias once per channel.
+  /// phase), rounded once. Positions are worked out once per fragment row (2 per m tile), not per
+  /// value.
   template <class W, class State>
   FB_HOST_DEVICE void store(const W& w, const State& st, const conv::block_pos& bp, const conv::pass_pos& pp, int warp,
                             unsigned char* region, unsigned char* x_area) const {
@@ -467,15 +490,6 @@ struct ln_policy {
     // x_area: the last pass of a last_into_x plan (conv_block), the last w phase's own rows.
     float* buf = x_area != nullptr ? reinterpret_cast<float*>(x_area) : rows(region) + phase_offset(g, pp.rw);
     const int stride = pl.row_stride;
-    double bias[W::k_lanes][conv::k_nt][2];  // the bias of each channel a lane stores (fp64: exact)
-    for (int l = 0; l < W::k_lanes; ++l)
-      FB_UNROLL
-      for (int nt = 0; nt < conv::k_nt; ++nt)
-        FB_UNROLL
-        for (int e = 0; e < 2; ++e) {
-          const int ch = conv::tile_channel(warp_col, nt, w.lane(l), e);
-          bias[l][nt][e] = a.bias != nullptr && ch < bp.n_ch ? static_cast<double>(fb::fused::load_ro(a.bias + bp.ch0 + ch)) : 0.0;
-        }
     FB_UNROLL
     for (int mt = 0; mt < conv::k_mt; ++mt)
       for (int l = 0; l < W::k_lanes; ++l)
@@ -490,7 +504,7 @@ struct ln_policy {
             FB_UNROLL
             for (int e = 0; e < 2; ++e) {
               const int ch = conv::tile_channel(warp_col, nt, w.lane(l), 2 * h + e);
-              if (ch < bp.n_ch) at[ch * stride] = static_cast<float>(st.acc[mt][nt][l][2 * h + e] + bias[l][nt][e]);
+              if (ch < bp.n_ch) at[ch * stride] = static_cast<float>(st.acc[mt][nt][l][2 * h + e]);
             }
         }
   }

@@ -37,6 +37,17 @@ __device__ __forceinline__ void mma_f64(double (&d)[4], const double (&a)[8], co
       : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
         "d"(b[1]), "d"(b[2]), "d"(b[3]));
 }
+__device__ __forceinline__ void mma_f64_k8(double (&d)[4], const double (&a)[4], const double (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+}
+__device__ __forceinline__ void mma_f64_k4(double (&d)[4], const double (&a)[2], const double (&b)[1]) {
+  asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+               : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+               : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+}
 
 // ---- wgmma s8 (SS, K-major both, no swizzle: the layout wgmma_bench.cu proved for bf16 k16, 32 bytes
 // of K per row per k-step, which is k32 for s8) ----
@@ -218,6 +229,28 @@ __global__ void __launch_bounds__(256, 1) f64_rate_kernel(int iters, int* sink) 
   if (s == 123.456) sink[threadIdx.x] = 1;
 }
 
+// The f64 shapes with fewer operand registers (m16n8k8: A 4, B 2 doubles per lane; m16n8k4: A 2, B 1):
+// a tile that keeps two accumulator sets (Winograd's two bases) needs their rate, not only k16's.
+template <int kK, int kAcc>
+__global__ void __launch_bounds__(256, 1) f64_small_k_rate_kernel(int iters, int* sink) {
+  double a[kK / 2], b[kK / 4];
+  for (int i = 0; i < kK / 2; ++i) a[i] = 1.0 + 1e-3 * ((threadIdx.x + i) & 7);
+  for (int i = 0; i < kK / 4; ++i) b[i] = 1e-9 * ((threadIdx.x + i) & 3);
+  double d[kAcc][4] = {};
+  for (int it = 0; it < iters; ++it)
+#pragma unroll
+    for (int j = 0; j < kAcc; ++j) {
+      if constexpr (kK == 8)
+        mma_f64_k8(d[j], reinterpret_cast<const double(&)[4]>(a), reinterpret_cast<const double(&)[2]>(b));
+      else
+        mma_f64_k4(d[j], reinterpret_cast<const double(&)[2]>(a), reinterpret_cast<const double(&)[1]>(b));
+    }
+  double s = 0;
+  for (int j = 0; j < kAcc; ++j)
+    for (int i = 0; i < 4; ++i) s += d[j][i];
+  if (s == 123.456) sink[threadIdx.x] = 1;
+}
+
 // One rows x n (k = 32) s8 product through `launch(A, B, out)` against the integer product on the
 // CPU: A [rows][32], B [n][32] (k contiguous) drawn from an LCG with `seed`, out [rows][n].
 template <class Launch>
@@ -304,6 +337,14 @@ int run() {
   std::printf("RATE wgmma m64n256k32 s8 SS, 2 WG/SM            %8.1f TOP/s\n", wg256);
   std::printf("RATE mma.sync m16n8k16 bf16, 32 warps/SM, 4 acc %8.1f TFLOP/s\n", bf_4);
   std::printf("RATE mma.sync m16n8k16 f64, 8 warps/SM, 2 acc   %8.1f TFLOP/s\n", f64_2);
+  const double f64_4 = sync_rate(f64_rate_kernel<4>, 128, 2.0 * 16 * 8 * 16, 4, 1.0 / 16);
+  const double f64_k8 = sync_rate(f64_small_k_rate_kernel<8, 4>, 256, 2.0 * 16 * 8 * 8, 4, 1.0 / 16);
+  const double f64_k4 = sync_rate(f64_small_k_rate_kernel<4, 4>, 256, 2.0 * 16 * 8 * 4, 4, 1.0 / 16);
+  const double f64_k4_4w = sync_rate(f64_small_k_rate_kernel<4, 8>, 128, 2.0 * 16 * 8 * 4, 8, 1.0 / 16);
+  std::printf("RATE mma.sync m16n8k16 f64, 4 warps/SM, 4 acc   %8.1f TFLOP/s\n", f64_4);
+  std::printf("RATE mma.sync m16n8k8 f64, 8 warps/SM, 4 acc    %8.1f TFLOP/s\n", f64_k8);
+  std::printf("RATE mma.sync m16n8k4 f64, 8 warps/SM, 4 acc    %8.1f TFLOP/s\n", f64_k4);
+  std::printf("RATE mma.sync m16n8k4 f64, 4 warps/SM, 8 acc    %8.1f TFLOP/s\n", f64_k4_4w);
   // #34 at the default: 6.87e10 MACs with the border zeros (1.374e11 ops per product).
   const double ops = 2 * 6.87e10;
   const double best_s8 = std::max(std::max(s8_4, s8_8), std::max(wg128, wg256));
