@@ -524,6 +524,55 @@ TEST(EquivalenceDoubles, OneRoundingOfTheConvOutputIsAllowedWhateverPyTorchsLuck
   EXPECT_TRUE(without.has(mismatch::values)) << "premise: PyTorch's own row maximum alone is too small here";
 }
 
+TEST(EquivalenceDoubles, JudgeOutputIsVerifysRuleForBenchAndPeersToo) {
+  // bench's check of the timed outputs and the peer column judge with judge_output, as verify does:
+  // the model's group and the rounding floor. On the 4800d2d gate's shrunk #34 case the fused host
+  // executor's output passes it, and fails the rule they used before (per element, no floor): a
+  // correct kernel's timed output or a peer's output would have been called wrong there.
+  const fb::model_entry& ln = fb::find_model("convt3d_ln_gelu_scale");
+  fb::gen::case_recipe recipe;
+  recipe.config = fb::json::parse(R"({"batch_size":1,"bias":true,"depth":4,"eps":1e-05,"height":6,"in_channels":5,)"
+                              R"("kernel_size":1,"out_channels":6,"padding":1,"scaling_factor":-3.0,"stride":1,"width":8})");
+  recipe.seed = 0;
+  recipe.inputs = fb::input_distribution::near_constant;
+  recipe.params = fb::ref::param_init::randomized;
+  const implementation* fused = nullptr;
+  for (const implementation& impl : ln.fused)
+    if (impl.device == fb::device_kind::cpu) fused = &impl;
+  ASSERT_NE(fused, nullptr);
+  const fb::judged_case c = fb::prepare_case(ln, recipe, fb::device_kind::cpu);
+  const check_result r = fb::check_equivalence(ln, *fused, c);
+  ASSERT_EQ(r.result, fb::outcome::passed) << r.message;
+  const fb::value_judgement j = fb::judge_output(r.candidate_output.output, c.first_expected, ln, fb::check_options{});
+  EXPECT_EQ(j.stats.violations, 0);
+  EXPECT_EQ(j.rule, r.rule);
+  const fb::value_judgement per_element = fb::judge_values(
+      r.candidate_output.output, c.first_expected.fp32.output, c.first_expected.fp64.output, 1e-5, 1e-5, true);
+  EXPECT_GT(per_element.stats.violations, 0) << "premise: the old rule of bench and peers fails this correct output";
+}
+
+TEST(EquivalenceDoubles, JudgeOutputAllowsTheGroupsWorstReferenceErrorAtEveryElementOfTheGroup) {
+  // #15 with the fp32 reference planted 5e-5 off at one element of channel 0 (the fp64 rule then
+  // judges): a candidate 0.99 of (tolerance + 5e-5) off at every element of channel 0, exact
+  // elsewhere, is within channel 0's allowance (the group's worst reference error) and passes
+  // judge_output; judged per element it fails (PyTorch is off at one element only).
+  const fb::model_entry& bn = fb::find_model("convt3d_bn_sub");
+  fb::judged_case c = fb::prepare_case(bn, small_recipe(bn, 3), fb::device_kind::cpu);
+  const at::Tensor r64 = c.first_expected.fp64.output.to(at::kDouble);
+  at::Tensor planted_error = at::zeros_like(r64);
+  planted_error.data_ptr<double>()[0] = 5e-5;  // element (0, 0, 0, 0, 0): channel 0
+  c.first_expected.fp32.output = (r64 + planted_error).to(at::kFloat);
+  at::Tensor off = at::zeros_like(r64);
+  off.select(1, 0).copy_(0.99 * (1e-5 + 1e-5 * r64.select(1, 0).abs() + 5e-5));
+  const at::Tensor got = (r64 + off).to(at::kFloat);
+  const fb::value_judgement j = fb::judge_output(got, c.first_expected, bn, fb::check_options{});
+  EXPECT_EQ(j.rule, fb::verdict_rule::fp64_allowance);
+  EXPECT_EQ(j.stats.violations, 0);
+  const fb::value_judgement per_element = fb::judge_values(got, c.first_expected.fp32.output, c.first_expected.fp64.output,
+                                                           1e-5, 1e-5, true);
+  EXPECT_GT(per_element.stats.violations, 0) << "premise";
+}
+
 TEST(EquivalenceDoubles, FusedHostExecutorsPassTheGroupRuleAloneOnFuzzCases) {
   // The unit decided with numbers (README "Verdict rules"): each fused host executor judged by the
   // fp64 rule alone (as if every case were ill-conditioned; the fp32 window skipped) on fuzz cases

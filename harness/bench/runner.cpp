@@ -434,8 +434,7 @@ std::string check_timed_outputs(const run_context& ctx, const case_plan& plan, c
   for (std::size_t k = 0; k < sets.size(); ++k) {
     if (!outputs.used[k]) continue;
     const expected_results expected = reference_expectations(*plan.point.model, sets[k], ctx.settings.device);
-    const value_judgement j = judge_values(outputs.slots[k].output, expected.fp32.output, expected.fp64.output,
-                                           checks.atol, checks.rtol, checks.fp64_rule, plan.point.model->allowance_unit);
+    const value_judgement j = judge_output(outputs.slots[k].output, expected, *plan.point.model, checks);
     const error_stats& errors = j.stats;
     if (errors.violations > 0)
       return fmt::format(
@@ -609,8 +608,7 @@ void run_case_peer_rows(run_context& ctx, const case_plan& plan, double budget_l
       expected = reference_expectations(model, *device_case, device);
     }
     const check_options& checks = ctx.settings.checks;
-    const value_judgement j =
-        judge_values(got, expected->fp32.output, expected->fp64.output, checks.atol, checks.rtol, checks.fp64_rule);
+    const value_judgement j = judge_output(got, *expected, model, checks);  // verify's rule: group and floor
     const error_stats& e = j.stats;
     row.decided_by = j.rule;
     row.max_abs_error = e.max_abs;

@@ -213,6 +213,20 @@ value_judgement judge_values(const at::Tensor& got, const at::Tensor& ref32, con
   return j;
 }
 
+value_judgement judge_output(const at::Tensor& got, const expected_results& expected, const model_entry& model,
+                             const check_options& checks) {
+  return judge_values(got, expected.fp32.output, expected.fp64.output, checks.atol, checks.rtol, checks.fp64_rule,
+                      model.allowance_unit, expected.fp64_rounded_conv);
+}
+
+value_judgement judge_buffer(const at::Tensor& got, const expected_results& expected, const std::string& name,
+                             const model_entry& model, const check_options& checks) {
+  fp64_allowance_unit per_channel;  // a buffer holds one value per channel: each is its channel's group
+  per_channel.factor = model.allowance_unit.factor;
+  return judge_values(got, expected.fp32.buffers.at(name), expected.fp64.buffers.at(name), checks.atol, checks.rtol,
+                      checks.fp64_rule, per_channel);
+}
+
 uint64_t checksum(const at::Tensor& t) {
   const at::Tensor c = t.detach().to(at::kCPU).contiguous();
   const auto* p = static_cast<const unsigned char*>(c.data_ptr());
@@ -349,13 +363,7 @@ check_result check_equivalence(const model_entry& model, const implementation& c
                                     " output elements were never written");
     if (checksums(c1) != before) fail(mismatch::input_modified, "an input or parameter changed during the call");
 
-    const fp64_allowance_unit& unit = model.allowance_unit;
-    // The BatchNorm buffers hold one value per channel: each is its channel's group.
-    fp64_allowance_unit buffer_unit;
-    buffer_unit.factor = unit.factor;
-    const value_judgement values =
-        judge_values(out1.out.output, exp1.fp32.output, exp1.fp64.output, opt.atol, opt.rtol, opt.fp64_rule, unit,
-                     exp1.fp64_rounded_conv);
+    const value_judgement values = judge_output(out1.out.output, exp1, model, opt);
     r.rule = values.rule;
     r.vs_expected = values.stats;
     r.expected_vs_fp64 = values.reference_error;
@@ -364,9 +372,7 @@ check_result check_equivalence(const model_entry& model, const implementation& c
       fail(mismatch::nonfinite, std::to_string(r.vs_expected.nonfinite) + " NaN/Inf where the reference is finite");
     if (r.vs_expected.violations > 0 && !r.has(mismatch::unwritten)) fail(mismatch::values, describe_violation(values, opt));
     for (const std::string& name : model.buffer_names(c.first.config)) {
-      const value_judgement b =
-          judge_values(out1.buffers.at(name), exp1.fp32.buffers.at(name), exp1.fp64.buffers.at(name), opt.atol, opt.rtol,
-                       opt.fp64_rule, buffer_unit);
+      const value_judgement b = judge_buffer(out1.buffers.at(name), exp1, name, model, opt);
       if (b.stats.violations > 0) {
         std::ostringstream os;
         os << std::setprecision(9);
@@ -388,14 +394,10 @@ check_result check_equivalence(const model_entry& model, const implementation& c
       const model_case c2 = on_device(c.fresh, candidate.device);
       const expected_results& exp2 = c.fresh_expected;
       const run_output out3 = run_once(model, candidate, c2, exp2.fp32.output.sizes());
-      const value_judgement v2 =
-          judge_values(out3.out.output, exp2.fp32.output, exp2.fp64.output, opt.atol, opt.rtol, opt.fp64_rule, unit,
-                       exp2.fp64_rounded_conv);
+      const value_judgement v2 = judge_output(out3.out.output, exp2, model, opt);
       std::string buffer_errors;
       for (const std::string& name : model.buffer_names(c.fresh.config))
-        if (judge_values(out3.buffers.at(name), exp2.fp32.buffers.at(name), exp2.fp64.buffers.at(name), opt.atol,
-                         opt.rtol, opt.fp64_rule, buffer_unit)
-                .stats.violations > 0)
+        if (judge_buffer(out3.buffers.at(name), exp2, name, model, opt).stats.violations > 0)
           buffer_errors += (buffer_errors.empty() ? "" : ", ") + name;
       const int64_t unwritten = out3.out.unwritten_count();
       if (v2.stats.violations > 0 || unwritten > 0 || !buffer_errors.empty()) {

@@ -122,6 +122,19 @@ struct value_judgement {
                                            const fp64_allowance_unit& unit = {},
                                            const at::Tensor& rounded = at::Tensor());
 
+/// A call's output judged as verify judges it: judge_values with the model's group
+/// (model_entry::allowance_unit) and its rounding floor (expected.fp64_rounded_conv) at checks'
+/// tolerances and rule. Every place that judges an output (verify's two calls, bench's check of the
+/// timed outputs, the peer column) calls this, so that none judges by a rule of its own.
+[[nodiscard]] value_judgement judge_output(const at::Tensor& got, const expected_results& expected,
+                                           const model_entry& model, const check_options& checks);
+
+/// A BatchNorm buffer `name` (one value per channel: each its own group, with the model's factor)
+/// judged as verify judges it.
+[[nodiscard]] value_judgement judge_buffer(const at::Tensor& got, const expected_results& expected,
+                                           const std::string& name, const model_entry& model,
+                                           const check_options& checks);
+
 /// A 64-bit FNV-1a checksum of a tensor's bytes (any device).
 [[nodiscard]] uint64_t checksum(const at::Tensor& t);
 
