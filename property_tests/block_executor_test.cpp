@@ -116,7 +116,7 @@ struct mma_policy_complete {
   bool last_pass_into_x = false;
   bool rows_own_warp = false;
   template <class W, class State>
-  void start_accumulators(const W&, State&, const mma_tile::block_pos&, int) const {}
+  void start_accumulators(const W&, State&, const mma_tile::block_pos&, int, unsigned char*) const {}
   template <class W, class State>
   void store(const W&, const State&, const mma_tile::block_pos&, const mma_tile::pass_pos&, int, unsigned char*,
              unsigned char*) const {}
@@ -130,7 +130,7 @@ struct mma_policy_complete {
 struct mma_policy_without_finish {
   bool last_pass_into_x = false;
   template <class W, class State>
-  void start_accumulators(const W&, State&, const mma_tile::block_pos&, int) const {}
+  void start_accumulators(const W&, State&, const mma_tile::block_pos&, int, unsigned char*) const {}
   template <class W, class State>
   void store(const W&, const State&, const mma_tile::block_pos&, const mma_tile::pass_pos&, int, unsigned char*,
              unsigned char*) const {}
@@ -138,7 +138,7 @@ struct mma_policy_without_finish {
 struct mma_policy_with_mutable_store {
   bool last_pass_into_x = false;
   template <class W, class State>
-  void start_accumulators(const W&, State&, const mma_tile::block_pos&, int) const {}
+  void start_accumulators(const W&, State&, const mma_tile::block_pos&, int, unsigned char*) const {}
   template <class W, class State>
   void store(const W&, const State&, const mma_tile::block_pos&, const mma_tile::pass_pos&, int, unsigned char*,
              unsigned char*) {}
@@ -147,7 +147,7 @@ struct mma_policy_with_mutable_store {
 };
 struct mma_policy_without_flag {
   template <class W, class State>
-  void start_accumulators(const W&, State&, const mma_tile::block_pos&, int) const {}
+  void start_accumulators(const W&, State&, const mma_tile::block_pos&, int, unsigned char*) const {}
   template <class W, class State>
   void store(const W&, const State&, const mma_tile::block_pos&, const mma_tile::pass_pos&, int, unsigned char*,
              unsigned char*) const {}

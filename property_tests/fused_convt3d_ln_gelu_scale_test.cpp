@@ -194,12 +194,12 @@ TEST(FusedConvT3dLnGeluScale, DefaultPlan) {
   EXPECT_EQ(pl.n_a, 32);
   EXPECT_EQ(pl.row_stride, 33);
   // The persistent program: x 32 x 212 x 8 + the koff tables of both w phases, 2 x 256 x 4, then 64
-  // columns of 16 + 4 bytes and 128 LayerNorm rows of 33 x 4; still three blocks per SM with the
-  // kernel's static shared memory.
+  // columns of 16 + 4 bytes, 64 channels' biases of 8 (one group) and 128 LayerNorm rows of 33 x 4;
+  // still three blocks per SM with the kernel's static shared memory.
   EXPECT_TRUE(pl.persistent);
   // Warp w's tile (h row w / 2, channels 32 (w % 2) ..) is the rows its threads normalise.
   EXPECT_TRUE(pl.rows_own_warp);
-  EXPECT_EQ(pl.smem_bytes, 54272u + 2u * 1024u + 64u * 20u + 128u * 132u);
+  EXPECT_EQ(pl.smem_bytes, 54272u + 2u * 1024u + 64u * 20u + 64u * 8u + 128u * 132u);
   EXPECT_LE(pl.smem_bytes + conv::k_persistent_static_bytes, conv::k_smem_three_per_sm_bytes);
   // Its fp32 box: w from -4 (16-byte aligned; the box's first column w = -1 is 3 floats in), 40
   // floats wide, 32 x 2 x 3 lines, at the top of x's memory (128-byte aligned), clear of the last

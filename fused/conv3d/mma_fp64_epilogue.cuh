@@ -10,7 +10,7 @@
 ///   last_pass_into_x   (bool member) the block's last position pass stores into the staged x's
 ///                      memory: after a barrier no warp reads x any more, so the policy's region
 ///                      need not hold that pass's accumulators
-///   start_accumulators(w, st, bp, warp)
+///   start_accumulators(w, st, bp, warp, region)
 ///                      per warp, before the first chunk of each position pass: st.acc's starting
 ///                      values (zero, or a constant per channel that the sum must include before
 ///                      the store's one rounding, as #34's conv bias)
@@ -92,7 +92,7 @@ struct has_mma_epilogue_hooks<
     std::void_t<std::enable_if_t<is_bool_member<decltype(std::declval<const P&>().last_pass_into_x)>>,
                 decltype(std::declval<const P&>().start_accumulators(
                     std::declval<const typename Exec::warp_context&>(), std::declval<typename Exec::warp_state&>(),
-                    std::declval<const block_pos&>(), 0)),
+                    std::declval<const block_pos&>(), 0, std::declval<unsigned char*>())),
                 decltype(std::declval<const P&>().store(
                     std::declval<const typename Exec::warp_context&>(),
                     std::declval<const typename Exec::warp_state&>(),

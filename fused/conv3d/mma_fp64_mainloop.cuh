@@ -212,8 +212,8 @@ FB_HOST_DEVICE void warp_chunk(const W& w, warp_state<W>& st, const geometry& g,
 /// Every warp's accumulators to their starting values (a position pass's start): the policy's
 /// start_accumulators.
 template <class Exec, class Policy>
-FB_HOST_DEVICE void start_accumulators(Exec& ex, const Policy& pol, const block_pos& bp) {
-  ex.warps([&](int warp, const auto& w, auto& st) { pol.start_accumulators(w, st, bp, warp); });
+FB_HOST_DEVICE void start_accumulators(Exec& ex, const Policy& pol, const block_pos& bp, unsigned char* region) {
+  ex.warps([&](int warp, const auto& w, auto& st) { pol.start_accumulators(w, st, bp, warp, region); });
 }
 
 /// One block of the convolution with epilogue policy `pol` (fused/conv3d/mma_fp64_epilogue.cuh).
@@ -241,7 +241,7 @@ FB_HOST_DEVICE void conv_block(Exec& ex, const geometry& g, const float* x, cons
     const int positions = bp.rows * pp.n_qw;
     for (pp.m0 = 0; pp.m0 < positions; pp.m0 += cap) {
       pp.n = imin(cap, positions - pp.m0);
-      start_accumulators(ex, pol, bp);
+      start_accumulators(ex, pol, bp, region);
       for (int c = 0; c < g.n_chunks; ++c) {
         if (!first_use) ex.sync();  // the previous chunk's x and koff are no longer read
         first_use = false;

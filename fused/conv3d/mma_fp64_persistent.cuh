@@ -91,7 +91,7 @@ FB_HOST_DEVICE void conv_persistent(Exec& ex, const geometry& g, const float* x,
         pp.qw0 = g.order[2].first_base(rw);
         pp.m0 = 0;
         pp.n = bp.rows * pp.n_qw;  // one position pass (persistent_fits)
-        start_accumulators(ex, pol, bp);
+        start_accumulators(ex, pol, bp, region);
         const int steps = steps_of(g, bp.rd, bp.rh, rw, static_cast<int>(g.c_in));
         const float* slot = wt + weight_slot(g, bp.rd, bp.rh, rw, bp.group, 0) * k_step_floats;
         ex.warps([&](int warp, const auto& w, auto& st) {

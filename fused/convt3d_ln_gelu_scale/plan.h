@@ -58,11 +58,18 @@ struct alignas(16) ln_column {
   double gamma, beta;
 };
 
+/// The conv bias of every channel (C_out == W'), fp64, padded with zeros to whole channel groups
+/// (a warp tile's channel is < conv::k_group, so bp.ch0 + channel is always inside).
+FB_HOST_DEVICE std::size_t ln_bias_count(int64_t w_out) {
+  return static_cast<std::size_t>((w_out + conv::k_group - 1) / conv::k_group * conv::k_group);
+}
+
 /// Shared memory of the LayerNorm region for `rows` LayerNorm rows of row_stride floats and rows of
-/// w_out columns: the columns (ln_column), each column's place in the phase-major row buffer (int,
-/// padded to 16 bytes), then the rows (fp32).
+/// w_out columns: the columns (ln_column), the channels' biases (ln_bias_count doubles), each
+/// column's place in the phase-major row buffer (int, padded to 16 bytes), then the rows (fp32).
 FB_HOST_DEVICE std::size_t ln_columns_bytes(int64_t w_out) {
-  return static_cast<std::size_t>(w_out) * sizeof(ln_column) + (static_cast<std::size_t>(w_out) * sizeof(int) + 15) / 16 * 16;
+  return static_cast<std::size_t>(w_out) * sizeof(ln_column) + ln_bias_count(w_out) * sizeof(double) +
+         (static_cast<std::size_t>(w_out) * sizeof(int) + 15) / 16 * 16;
 }
 inline std::size_t ln_region_bytes(int64_t rows, int row_stride, int64_t w_out) {
   return ln_columns_bytes(w_out) + static_cast<std::size_t>(rows) * sizeof(float) * static_cast<std::size_t>(row_stride);
@@ -446,10 +453,22 @@ struct ln_policy {
   const args& a;
   bool last_pass_into_x;
   bool rows_own_warp;  ///< plan::rows_own_warp (conv_persistent)
+  /// setup_columns runs before the first pass (conv_persistent), so start_accumulators reads the
+  /// biases from the region; conv_block sets the columns up after its passes, so it loads them.
+  bool biases_staged;
+
+  /// The conv bias of output channel `channel` in fp64 (exact), 0 without a bias or past C_out.
+  FB_HOST_DEVICE double conv_bias(int channel) const {
+    return a.bias != nullptr && channel < pl.g.c_out ? static_cast<double>(fb::fused::load_ro(a.bias + channel)) : 0.0;
+  }
 
   FB_HOST_DEVICE ln_column* columns(unsigned char* region) const { return reinterpret_cast<ln_column*>(region); }
+  FB_HOST_DEVICE double* biases(unsigned char* region) const {
+    return reinterpret_cast<double*>(region + sizeof(ln_column) * static_cast<std::size_t>(pl.w_out));
+  }
   FB_HOST_DEVICE int* places(unsigned char* region) const {
-    return reinterpret_cast<int*>(region + sizeof(ln_column) * static_cast<std::size_t>(pl.w_out));
+    return reinterpret_cast<int*>(region + sizeof(ln_column) * static_cast<std::size_t>(pl.w_out) +
+                                  ln_bias_count(pl.w_out) * sizeof(double));
   }
   FB_HOST_DEVICE float* rows(unsigned char* region) const {
     return reinterpret_cast<float*>(region + ln_columns_bytes(pl.w_out));
@@ -457,19 +476,22 @@ struct ln_policy {
 
   /// A warp's accumulators at a position pass's start: each channel's conv bias (fp64: exact; 0
   /// without one), so that the store rounds y = fp32(bias + sum) once, the value PyTorch's fp32
-  /// convolution rounds (args::bias). Why here and not in the store: the loads then overlap the
+  /// convolution rounds (args::bias). Why here and not in the store: the reads then overlap the
   /// pass's first operand loads instead of delaying its stores, and the store is a plain rounding.
+  /// Why from the region where staged: a global load per channel and pass, with its branch, cost
+  /// 2% of #34's default (NOTES, 2026-11-29).
   template <class W, class State>
-  FB_HOST_DEVICE void start_accumulators(const W& w, State& st, const conv::block_pos& bp, int warp) const {
+  FB_HOST_DEVICE void start_accumulators(const W& w, State& st, const conv::block_pos& bp, int warp,
+                                         unsigned char* region) const {
     const int warp_col = warp % pl.g.warp_cols;
+    const double* staged = biases_staged ? biases(region) + bp.ch0 : nullptr;
     for (int l = 0; l < W::k_lanes; ++l)
       FB_UNROLL
       for (int nt = 0; nt < conv::k_nt; ++nt)
         FB_UNROLL
         for (int e = 0; e < 2; ++e) {  // C values e and 2 + e: the same channel (rows g and g + 8)
           const int ch = conv::tile_channel(warp_col, nt, w.lane(l), e);
-          const double bias =
-              a.bias != nullptr && ch < bp.n_ch ? static_cast<double>(fb::fused::load_ro(a.bias + bp.ch0 + ch)) : 0.0;
+          const double bias = staged != nullptr ? staged[ch] : conv_bias(bp.ch0 + ch);
           FB_UNROLL
           for (int mt = 0; mt < conv::k_mt; ++mt) {
             st.acc[mt][nt][l][e] = bias;
@@ -509,7 +531,7 @@ struct ln_policy {
         }
   }
 
-  /// gamma, beta and each w' value's place in a row, the same for every row and tile: worked out
+  /// gamma, beta, the biases and each w' value's place in a row, the same for every row and tile: worked out
   /// into the region's columns once per block program (conv_block: per block; conv_persistent: per
   /// resident block), read after a barrier. A place indexes from the row's first segment
   /// (phase_offset); x_area is the staged x's memory, where a split row's second segment lies.
@@ -519,6 +541,8 @@ struct ln_policy {
     const int n = static_cast<int>(pl.w_out);
     const int s = g.s[2], p = static_cast<int>(g.dim[2].p);
     ln_column* cols = columns(region);
+    double* bias = biases(region);
+    const int n_bias = static_cast<int>(ln_bias_count(pl.w_out));
     int* place = places(region);
     // From a row's first segment to its second (the same for every row: equal strides).
     const int to_b =
@@ -531,6 +555,8 @@ struct ln_policy {
         cols[ow].gamma = static_cast<double>(fb::fused::load_ro(a.gamma + ow));
         cols[ow].beta = static_cast<double>(fb::fused::load_ro(a.beta + ow));
       }
+      for (int ch = tid; ch < n_bias; ch += conv::k_threads)  // channel ch (C_out == W'), 0 past C_out
+        bias[ch] = conv_bias(ch);
     });
   }
 
@@ -595,14 +621,14 @@ struct ln_policy {
 /// One block of the pass, in shared memory `smem` (plan's smem_bytes).
 template <class Exec>
 FB_HOST_DEVICE void pass_block(Exec& ex, const plan& pl, const args& a, int64_t block, unsigned char* smem) {
-  const ln_policy pol{pl, a, pl.last_into_x, false};
+  const ln_policy pol{pl, a, pl.last_into_x, false, false};
   conv::conv_block(ex, pl.g, a.x, arranged_weights(a), arranged_koff(pl, a), block, smem, pol);
 }
 
 /// The persistent program of the pass (plan::persistent), in shared memory `smem`.
 template <class Exec>
 FB_HOST_DEVICE void persistent_program(Exec& ex, const plan& pl, const args& a, unsigned char* smem) {
-  const ln_policy pol{pl, a, pl.last_into_x, pl.rows_own_warp};
+  const ln_policy pol{pl, a, pl.last_into_x, pl.rows_own_warp, true};
   conv::conv_persistent(ex, pl.g, a.x, arranged_weights(a), arranged_koff(pl, a), smem, pol);
 }
 
