@@ -1,0 +1,4 @@
+set -u
+P=build/probe
+for r in 1 2; do for v in base smem storeadd; do echo "== $v bias run $r"; $P/k34_$v --bias 1 --reps 15 2>&1 | tail -1; done; done
+for v in head storeadd; do cuobjdump -sass $P/k34_$v | gzip > $OUT/k34_$v.sass.gz; done
