@@ -142,6 +142,34 @@ json case_record_to_json(const verify_case_record& c) {
           {"bundle", c.bundle}};
 }
 
+/// The inverse of case_record_to_json, for a verdict line of the stream and a report's "cases"
+/// alike; `p` names the record in error messages.
+verify_case_record case_record_from_json(const verify_json_reader& r, const json& j, const std::string& p) {
+  verify_case_record c;
+  c.model = r.get<std::string>(j, p, "model");
+  c.implementation = r.get<std::string>(j, p, "implementation");
+  c.index = r.get<int>(j, p, "index");
+  c.config = r.field(j, p, "config");
+  c.case_seed = r.seed(j, p, "case_seed");
+  c.inputs = r.get<std::string>(j, p, "inputs");
+  c.params = r.get<std::string>(j, p, "params");
+  const std::string o = r.get<std::string>(j, p, "outcome");
+  const std::optional<outcome> result = outcome_from_string(o);
+  if (!result) r.fail(fmt::format("field {}.outcome is \"{}\", not an outcome", p, o));
+  c.result = *result;
+  const std::string d = r.get<std::string>(j, p, "decided_by");
+  const std::optional<verdict_rule> rule = verdict_rule_from_string(d);
+  if (!rule) r.fail(fmt::format("field {}.decided_by is \"{}\", not a verdict rule", p, d));
+  c.rule = *rule;
+  c.message = r.get<std::string>(j, p, "message");
+  c.max_abs = r.measure(j, p, "max_abs_error");
+  c.worst_ratio = r.measure(j, p, "worst_error_over_bound");
+  c.seconds = r.get<double>(j, p, "seconds");
+  c.repro = r.get<std::string>(j, p, "repro");
+  c.bundle = r.get<std::string>(j, p, "bundle");
+  return c;
+}
+
 }  // namespace
 
 json verdict_to_json(const verify_case_record& c, const check_result& r) {
@@ -155,26 +183,7 @@ json verdict_to_json(const verify_case_record& c, const check_result& r) {
 std::pair<verify_case_record, check_result> verdict_from_json(const json& j, const std::string& source) {
   const verify_json_reader r(source);
   const std::string p = "verdict";
-  verify_case_record c;
-  c.model = r.get<std::string>(j, p, "model");
-  c.implementation = r.get<std::string>(j, p, "implementation");
-  c.index = r.get<int>(j, p, "index");
-  c.config = r.field(j, p, "config");
-  c.case_seed = r.seed(j, p, "case_seed");
-  c.inputs = r.get<std::string>(j, p, "inputs");
-  c.params = r.get<std::string>(j, p, "params");
-  const std::optional<outcome> result = outcome_from_string(r.get<std::string>(j, p, "outcome"));
-  if (!result) r.fail("field verdict.outcome is not an outcome");
-  c.result = *result;
-  const std::optional<verdict_rule> rule = verdict_rule_from_string(r.get<std::string>(j, p, "decided_by"));
-  if (!rule) r.fail("field verdict.decided_by is not a verdict rule");
-  c.rule = *rule;
-  c.message = r.get<std::string>(j, p, "message");
-  c.max_abs = r.measure(j, p, "max_abs_error");
-  c.worst_ratio = r.measure(j, p, "worst_error_over_bound");
-  c.seconds = r.get<double>(j, p, "seconds");
-  c.repro = r.get<std::string>(j, p, "repro");
-  c.bundle = r.get<std::string>(j, p, "bundle");
+  verify_case_record c = case_record_from_json(r, j, p);
   check_result check;
   check.result = c.result;
   check.rule = c.rule;
@@ -440,31 +449,7 @@ verify_report verify_report_from_json(const json& doc, const std::string& source
   const json& cases = r.field(doc, "", "cases");
   if (!cases.is_array()) r.fail("field cases is not an array");
   for (std::size_t i = 0; i < cases.size(); ++i) {
-    const json& j = cases[i];
-    const std::string p = fmt::format("cases[{}]", i);
-    verify_case_record c;
-    c.model = r.get<std::string>(j, p, "model");
-    c.implementation = r.get<std::string>(j, p, "implementation");
-    c.index = r.get<int>(j, p, "index");
-    c.config = r.field(j, p, "config");
-    c.case_seed = r.seed(j, p, "case_seed");
-    c.inputs = r.get<std::string>(j, p, "inputs");
-    c.params = r.get<std::string>(j, p, "params");
-    const std::string o = r.get<std::string>(j, p, "outcome");
-    const std::optional<outcome> result = outcome_from_string(o);
-    if (!result) r.fail(fmt::format("field {}.outcome is \"{}\", not an outcome", p, o));
-    c.result = *result;
-    const std::string d = r.get<std::string>(j, p, "decided_by");
-    const std::optional<verdict_rule> rule = verdict_rule_from_string(d);
-    if (!rule) r.fail(fmt::format("field {}.decided_by is \"{}\", not a verdict rule", p, d));
-    c.rule = *rule;
-    c.message = r.get<std::string>(j, p, "message");
-    c.max_abs = r.measure(j, p, "max_abs_error");
-    c.worst_ratio = r.measure(j, p, "worst_error_over_bound");
-    c.seconds = r.get<double>(j, p, "seconds");
-    c.repro = r.get<std::string>(j, p, "repro");
-    c.bundle = r.get<std::string>(j, p, "bundle");
-    report.cases.push_back(std::move(c));
+    report.cases.push_back(case_record_from_json(r, cases[i], fmt::format("cases[{}]", i)));
   }
   return report;
 }
