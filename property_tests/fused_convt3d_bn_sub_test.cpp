@@ -35,7 +35,7 @@
 namespace {
 
 namespace bs = fb::fused::convt3d_bn_sub;
-namespace tile = fb::fused::convt3d_tile;
+namespace tile = fb::fused::conv3d::simt_fp32;
 using fb::fused::phase_dim;
 using fb::fused::phase_order;
 using fb::fused::phase_order_of;
@@ -366,13 +366,13 @@ RC_GTEST_PROP(FusedTapBoxSums, MatchBruteForce, ()) {
   std::normal_distribution<float> n01(0.0f, 1.0f);
   std::vector<float> x(static_cast<std::size_t>(d.n_in * h.n_in * w.n_in));
   for (float& v : x) v = 3.0f + n01(rng);
-  std::vector<double> a(static_cast<std::size_t>(fb::fused::box_sums::scratch_a(d, w)));
-  std::vector<double> b(static_cast<std::size_t>(fb::fused::box_sums::scratch_b(d, w)));
+  std::vector<double> a(static_cast<std::size_t>(fb::fused::math::box_sums::scratch_a(d, w)));
+  std::vector<double> b(static_cast<std::size_t>(fb::fused::math::box_sums::scratch_b(d, w)));
   std::vector<double> r(static_cast<std::size_t>(k * k * k));
   const int n_threads = *rc::gen::element(1, 7, 256);  // the result does not depend on the split
-  for (int t = 0; t < n_threads; ++t) fb::fused::box_sums::step_h(d, h, w, x.data(), a.data(), t, n_threads);
-  for (int t = 0; t < n_threads; ++t) fb::fused::box_sums::step_w(d, w, a.data(), b.data(), t, n_threads);
-  for (int t = 0; t < n_threads; ++t) fb::fused::box_sums::step_d(d, b.data(), r.data(), t, n_threads);
+  for (int t = 0; t < n_threads; ++t) fb::fused::math::box_sums::step_h(d, h, w, x.data(), a.data(), t, n_threads);
+  for (int t = 0; t < n_threads; ++t) fb::fused::math::box_sums::step_w(d, w, a.data(), b.data(), t, n_threads);
+  for (int t = 0; t < n_threads; ++t) fb::fused::math::box_sums::step_d(d, b.data(), r.data(), t, n_threads);
   for (int64_t td = 0; td < k; ++td)
     for (int64_t th = 0; th < k; ++th)
       for (int64_t tw = 0; tw < k; ++tw) {

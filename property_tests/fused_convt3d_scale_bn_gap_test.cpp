@@ -29,7 +29,7 @@
 namespace {
 
 namespace k77 = fb::fused::convt3d_scale_bn_gap;
-namespace dft = fb::fused::dft;
+namespace dft = fb::fused::math::dft;
 using cd = std::complex<double>;
 
 constexpr double k_two_pi = 6.283185307179586476925286766559;

@@ -12,7 +12,7 @@
 #include "fused/arch/read_only.cuh"
 #include "fused/math/convt_phase.cuh"
 
-namespace fb::fused::convt3d_tile {
+namespace fb::fused::conv3d::simt_fp32 {
 
 // ---------------------------------------------------------------------------------------------
 // Compile-time tile shape. Fixed constants (not derived from the device), so the decomposition and
@@ -363,4 +363,4 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
   return g;
 }
 
-}  // namespace fb::fused::convt3d_tile
+}  // namespace fb::fused::conv3d::simt_fp32

@@ -4,7 +4,7 @@
 
 #include "fused/conv3d/simt_fp32_staging.cuh"
 
-namespace fb::fused::convt3d_tile {
+namespace fb::fused::conv3d::simt_fp32 {
 
 /// A register tile of a thread: k_rows bases along h x k_co_thread channels. A thread holds two:
 /// the outputs' accumulators (acc) and the partial sum of the current channel group (part).
@@ -195,4 +195,4 @@ FB_HOST_DEVICE void accumulate(const geometry& g, const phase_pos& pp, int64_t c
   }
 }
 
-}  // namespace fb::fused::convt3d_tile
+}  // namespace fb::fused::conv3d::simt_fp32

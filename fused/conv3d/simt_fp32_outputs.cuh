@@ -4,7 +4,7 @@
 
 #include "fused/conv3d/simt_fp32_geometry.cuh"
 
-namespace fb::fused::convt3d_tile {
+namespace fb::fused::conv3d::simt_fp32 {
 
 /// The outputs a thread's accumulators stand for in one phase.
 struct thread_outputs {
@@ -113,4 +113,4 @@ FB_HOST_DEVICE int class_combo(const geometry& g, const phase_pos& pp, int qd, i
   return class_combo_at(g, pp, class_combo_dw(g, pp, qd, qw), qh);
 }
 
-}  // namespace fb::fused::convt3d_tile
+}  // namespace fb::fused::conv3d::simt_fp32

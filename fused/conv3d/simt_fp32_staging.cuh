@@ -5,7 +5,7 @@
 #include "fused/arch/cp_async.cuh"
 #include "fused/conv3d/simt_fp32_geometry.cuh"
 
-namespace fb::fused::convt3d_tile {
+namespace fb::fused::conv3d::simt_fp32 {
 
 /// Stages input channels [cc*ci_chunk, ...) of the block's x tile into xs, zeros outside the input.
 /// centre (may be null): per (b, ci) fp32 values [b * c_in + ci] subtracted from x inside the input
@@ -63,7 +63,7 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
       const int id = id0 + xd, ih = ih0 + xh;
       float* dst = xs + row * xl.xw + lane;
       if (lane_in && id >= 0 && id < D && ih >= 0 && ih < H) {
-        cp_async_4(dst, xb + off);
+        arch::cp_async_4(dst, xb + off);
         copied |= 1u << i;
       } else {
         *dst = 0.0f;
@@ -81,7 +81,7 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
       }
     }
     if (cb == nullptr || copied == 0) continue;
-    cp_async_wait_all();
+    arch::cp_async_wait_all();
     ci = batch0 / rows_per_ci;
     rem = batch0 - ci * rows_per_ci;
     for (int i = 0; i < 32; ++i) {
@@ -109,12 +109,12 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
     each_tail([&](int row, int col, const float* src) {
       float* dst = xs + row * xl.xw + col;
       if (src != nullptr)
-        cp_async_4(dst, src);
+        arch::cp_async_4(dst, src);
       else
         *dst = 0.0f;
     });
     if (cb == nullptr) return;
-    cp_async_wait_all();
+    arch::cp_async_wait_all();
     each_tail([&](int row, int col, const float* src) {
       if (src == nullptr) return;
       float* dst = xs + row * xl.xw + col;
@@ -132,7 +132,7 @@ FB_HOST_DEVICE void stage_w(const geometry& g, const block_pos& bp, const phase_
   const int64_t n_ci = min_i64(g.ci_chunk, g.c_in - ci0);
   const float* src = wt + bp.cob * g.wt_co_block_floats + phase_offset + ci0 * pp.taps * k_co_block;
   const int n4 = static_cast<int>(n_ci * pp.taps * (k_co_block / 4));
-  for (int e = tid; e < n4; e += k_threads) cp_async_16(ws + 4 * e, src + 4 * e);
+  for (int e = tid; e < n4; e += k_threads) arch::cp_async_16(ws + 4 * e, src + 4 * e);
 }
 
-}  // namespace fb::fused::convt3d_tile
+}  // namespace fb::fused::conv3d::simt_fp32

@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(k_block) sums_kernel(const sums_params prm) {
       const int64_t c = item - prm.n_wsum_items;  // chunk index: plane * chunks_per_plane + q
       const int64_t plane = c / prm.chunks_per_plane;
       const detail::chunk_range r = detail::chunk_of(c - plane * prm.chunks_per_plane, prm.hw);
-      double s = device::warp_lane_range_sum<k_unroll, false>(prm.x + plane * prm.hw + r.begin, r.end - r.begin, lane);
+      double s = arch::warp_lane_range_sum<k_unroll, false>(prm.x + plane * prm.hw + r.begin, r.end - r.begin, lane);
       s = warp_reduce(temp[warp]).Sum(s);
       if (lane == 0) prm.part[c] = s;
       __syncwarp();
@@ -110,9 +110,9 @@ __global__ void __launch_bounds__(k_block) lse_kernel(const lse_params prm) {
     __syncthreads();
     const double z_max = z_max_shared;
     double local_sum = 0.0;
-    for (int64_t co = threadIdx.x; co < prm.c_out; co += k_block) local_sum += lse_term(zb[co], z_max);
+    for (int64_t co = threadIdx.x; co < prm.c_out; co += k_block) local_sum += math::lse_term(zb[co], z_max);
     const double sum = block_reduce(btemp).Sum(local_sum);
-    if (threadIdx.x == 0) prm.out[b] = static_cast<float>(detail::k_output_scale * lse_finish(z_max, sum));
+    if (threadIdx.x == 0) prm.out[b] = static_cast<float>(detail::k_output_scale * math::lse_finish(z_max, sum));
     __syncthreads();  // btemp, z_max_shared and S are reused for the next sample
   }
 }

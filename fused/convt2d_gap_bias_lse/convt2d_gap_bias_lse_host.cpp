@@ -53,7 +53,7 @@ void run_host(const problem& prob, const float* x, const float* weight, const fl
     double* zb = z + b * pl.c_out;
     for (int64_t co = 0; co < pl.c_out; ++co)
       zb[co] = detail::channel_logit(sb, wsum, pl.c_in, pl.c_out, co, pl.inv_area, conv_bias[co], bias[co]);
-    out[b] = static_cast<float>(detail::k_output_scale * logsumexp(zb, pl.c_out));
+    out[b] = static_cast<float>(detail::k_output_scale * math::logsumexp(zb, pl.c_out));
   }
 }
 

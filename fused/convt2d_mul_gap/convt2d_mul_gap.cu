@@ -140,18 +140,18 @@ __device__ __forceinline__ index_interval warp_piece(index_interval item, int wa
 __device__ void sum_item(const kernel_params& prm, shared_state& sh, int r, const item_state& st, const float* xp,
                          index_interval range, int warp, int lane) {
   const index_interval mine = warp_piece(range, warp);
-  double s = device::warp_lane_range_sum<k_unroll, true>(xp + mine.lo, mine.size(), lane);
+  double s = arch::warp_lane_range_sum<k_unroll, true>(xp + mine.lo, mine.size(), lane);
   __syncwarp();  // the reduce storage is reused
   s = warp_reduce(sh.reduce[warp]).Sum(s);
   if (lane == 0) sh.warp_part[r][warp] = s;
   for (int64_t l = warp; l < prm.nbr + prm.nbc; l += k_warps) {
     double v = 0.0;
     if (l < prm.nbr) {  // a band row: contiguous, re-read from L1/L2
-      const index_interval r = row_in_flat_range(prm.bh.line(l), prm.width, range.lo, range.hi);
-      v = device::warp_lane_range_sum<2, true>(xp + r.lo, r.size(), lane);
+      const index_interval r = math::row_in_flat_range(prm.bh.line(l), prm.width, range.lo, range.hi);
+      v = arch::warp_lane_range_sum<2, true>(xp + r.lo, r.size(), lane);
     } else {  // a band column: one element per row inside the chunk
       const int64_t j = prm.bw.line(l - prm.nbr);
-      const index_interval rows = column_rows_in_flat_range(range.lo, range.hi, j, prm.width, prm.height);
+      const index_interval rows = math::column_rows_in_flat_range(range.lo, range.hi, j, prm.width, prm.height);
       for (int64_t i = rows.lo + lane; i < rows.hi; i += 32) v += static_cast<double>(__ldg(xp + i * prm.width + j));
     }
     __syncwarp();  // the reduce storage is reused
@@ -179,8 +179,8 @@ __device__ void item_rects(const kernel_params& prm, const shared_state& sh, int
                                                   : convt_tap_interval(prm.height, prm.h_out, prm.stride, prm.padding, th);
     const index_interval iw = tw < k_cached_taps ? sh.tap_w[tw]
                                                   : convt_tap_interval(prm.width, prm.w_out, prm.stride, prm.padding, tw);
-    st.rect[tap] = tap_rect_sum(total, prm.bh, prm.bw, ih, iw, st.row_part, st.col_part, xp, prm.width, range.lo,
-                                range.hi);
+    st.rect[tap] =
+        math::tap_rect_sum(total, prm.bh, prm.bw, ih, iw, st.row_part, st.col_part, xp, prm.width, range.lo, range.hi);
   }
 }
 

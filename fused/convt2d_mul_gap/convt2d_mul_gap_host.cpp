@@ -40,14 +40,14 @@ void run_host(const problem& prob, const float* x, const float* weight, const fl
     double total = 0.0;
     for (int64_t e = range.lo; e < range.hi; ++e) total += static_cast<double>(xp[e]);
     for (int64_t br = 0; br < pl.nbr; ++br) {
-      const index_interval r = row_in_flat_range(pl.bh.line(br), pl.width, range.lo, range.hi);
+      const index_interval r = math::row_in_flat_range(pl.bh.line(br), pl.width, range.lo, range.hi);
       double s = 0.0;
       for (int64_t e = r.lo; e < r.hi; ++e) s += static_cast<double>(xp[e]);
       row_part[item * pl.nbr + br] = s;
     }
     for (int64_t bc = 0; bc < pl.nbc; ++bc) {
       const int64_t j = pl.bw.line(bc);
-      const index_interval rows = column_rows_in_flat_range(range.lo, range.hi, j, pl.width, pl.height);
+      const index_interval rows = math::column_rows_in_flat_range(range.lo, range.hi, j, pl.width, pl.height);
       double c = 0.0;
       for (int64_t i = rows.lo; i < rows.hi; ++i) c += static_cast<double>(xp[i * pl.width + j]);
       col_part[item * pl.nbc + bc] = c;
@@ -59,8 +59,8 @@ void run_host(const problem& prob, const float* x, const float* weight, const fl
       const int64_t tw = tap - th * pl.k;
       const index_interval ih = convt_tap_interval(pl.height, pl.h_out, pl.stride, pl.padding, th);
       const index_interval iw = convt_tap_interval(pl.width, pl.w_out, pl.stride, pl.padding, tw);
-      r_item[tap] = tap_rect_sum(total, pl.bh, pl.bw, ih, iw, row_part + item * pl.nbr, col_part + item * pl.nbc, xp,
-                                 pl.width, range.lo, range.hi);
+      r_item[tap] = math::tap_rect_sum(total, pl.bh, pl.bw, ih, iw, row_part + item * pl.nbr, col_part + item * pl.nbc,
+                                       xp, pl.width, range.lo, range.hi);
     }
     const float* w_ci = weight + (plane % pl.c_in) * pl.c_out * pl.kk;
     for (int64_t co = 0; co < pl.c_out; ++co)

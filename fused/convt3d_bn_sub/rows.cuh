@@ -24,7 +24,7 @@ struct rows_slice {
 };
 
 FB_HOST_DEVICE rows_slice rows_slice_of(const plan& pl, const args& a, int64_t slice) {
-  const tile::geometry& g = pl.g;
+  const conv3d::simt_fp32::geometry& g = pl.g;
   const int h_out = static_cast<int>(g.dim[1].n_out), w_out = static_cast<int>(g.dim[2].n_out);
   const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
   rows_slice rs;
@@ -71,7 +71,7 @@ FB_HOST_DEVICE int rows_groups(const plan& pl) {
 /// int64_t.
 template <class Index>
 FB_HOST_DEVICE void rows_group(const plan& pl, const args& a, const rows_slice& rs, int group, int lane) {
-  const tile::geometry& g = pl.g;
+  const conv3d::simt_fp32::geometry& g = pl.g;
   const int h_out = static_cast<int>(g.dim[1].n_out), w_out = static_cast<int>(g.dim[2].n_out);
   const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
   const float scale = rs.scale;
@@ -126,7 +126,8 @@ FB_HOST_DEVICE void rows_block(Exec& ex, const plan& pl, const args& a, int64_t 
   const rows_slice rs = rows_slice_of(pl, a, slice);
   const int groups = rows_groups(pl);
   ex.threads([&](int tid) {
-    for (int group = tid / 32; group < groups; group += tile::k_warps) rows_group<Index>(pl, a, rs, group, tid % 32);
+    for (int group = tid / 32; group < groups; group += conv3d::simt_fp32::k_warps)
+      rows_group<Index>(pl, a, rs, group, tid % 32);
   });
 }
 
@@ -147,7 +148,7 @@ template <class Exec, class Stager>
 FB_HOST_DEVICE void rows_band_block(Exec& ex, Stager& stager, const plan& pl, const args& a, int64_t item,
                                     float* stage, int* table) {
   static_assert(exec::is_block_executor_v<Exec>, "rows_band_block needs a block executor");
-  const tile::geometry& g = pl.g;
+  const conv3d::simt_fp32::geometry& g = pl.g;
   // One band per slice at the default: no 64-bit division (a called routine on the GPU).
   const int64_t slice = pl.band_count == 1 ? item : item / pl.band_count;
   const int band = static_cast<int>(item - slice * pl.band_count);

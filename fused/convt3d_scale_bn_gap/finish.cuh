@@ -15,19 +15,19 @@ FB_HOST_DEVICE void finish_channel(const params& p, int64_t block, int t) {
   if (c >= p.Co) return;
   const double gamma = static_cast<double>(p.gamma[c]);
   const double beta = static_cast<double>(p.beta[c]);
-  bn::affine a;
+  math::batch_norm::affine a;
   if (p.training) {
-    const bn::channel_moments mom =
-        bn::combine_sample_moments(p.ybar + c, p.m2 + c, p.B, p.Co, static_cast<double>(p.n_out));
-    a = bn::normalisation(mom.mean, mom.var_biased, gamma, beta, p.eps);
-    bn::update_running(p.running_mean, p.running_var, c, mom, static_cast<double>(p.B) * static_cast<double>(p.n_out),
-                       p.momentum);
+    const math::batch_norm::channel_moments mom =
+        math::batch_norm::combine_sample_moments(p.ybar + c, p.m2 + c, p.B, p.Co, static_cast<double>(p.n_out));
+    a = math::batch_norm::normalisation(mom.mean, mom.var_biased, gamma, beta, p.eps);
+    math::batch_norm::update_running(p.running_mean, p.running_var, c, mom,
+                                     static_cast<double>(p.B) * static_cast<double>(p.n_out), p.momentum);
   } else {
-    a = bn::normalisation(static_cast<double>(p.running_mean[c]), static_cast<double>(p.running_var[c]), gamma, beta,
-                          p.eps);
+    a = math::batch_norm::normalisation(static_cast<double>(p.running_mean[c]), static_cast<double>(p.running_var[c]),
+                                        gamma, beta, p.eps);
   }
   for (int64_t b = 0; b < p.B; ++b)
-    p.out[b * p.Co + c] = static_cast<float>(dft::dfma(a.scale, p.ybar[b * p.Co + c], a.shift));
+    p.out[b * p.Co + c] = static_cast<float>(math::dft::dfma(a.scale, p.ybar[b * p.Co + c], a.shift));
 }
 
 template <class Ex>

@@ -92,7 +92,7 @@ FB_HOST_DEVICE void gemm_setup(const params& p, const gemm_layout& L, unsigned c
     const int tw = i - w * p.k;
     const int64_t u = id.g * k_units + w;
     const int64_t fw = u < p.n_units ? u % p.Fw : 0;
-    twu[i] = u < p.n_units ? dft::unit_root((tw * fw) % p.Nw, p.Nw) : cplx{0.0f, 0.0f};
+    twu[i] = u < p.n_units ? math::dft::unit_root((tw * fw) % p.Nw, p.Nw) : cplx{0.0f, 0.0f};
   }
   if (t < k_units) {
     const int64_t u = id.g * k_units + t;
@@ -100,9 +100,9 @@ FB_HOST_DEVICE void gemm_setup(const params& p, const gemm_layout& L, unsigned c
     if (u < p.n_units) {
       const int64_t pidx = u / p.Fw;
       const int64_t fw = u - pidx * p.Fw;
-      const dft::row_pair pr = dft::pair_at(p.pairs, pidx);
+      const math::dft::row_pair pr = math::dft::pair_at(p.pairs, pidx);
       const int64_t row_stride = p.Ci * p.B * p.Fw;
-      const double hw = dft::half_weight(fw, p.Nw);
+      const double hw = math::dft::half_weight(fw, p.Nw);
       ui.xr = pr.row * row_stride + fw;
       ui.xc = pr.conj_row * row_stride + fw;
       ui.pl = static_cast<int>(pidx - id.p_lo);
@@ -149,7 +149,7 @@ FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned c
     const int64_t bg = static_cast<int64_t>(id.bt) * TB + b;
     const bool ok = ui.valid && bg < p.B;
     const int64_t off = ok ? (r ? ui.xc : ui.xr) + ((ci0 + kc) * p.B + bg) * p.Fw : 0;
-    cp_async_8_or_zero(xs + ((kc * k_units + w) * 2 + r) * TB + b, p.X + off, ok);
+    arch::cp_async_8_or_zero(xs + ((kc * k_units + w) * 2 + r) * TB + b, p.X + off, ok);
   }
   // G: warp w takes the rows (kc, pair, tw) w, w + 8, ... (counters stepped, not divided); the lane
   // is the output channel, so a warp copies 32 consecutive values.
@@ -164,10 +164,10 @@ FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned c
   int kc = w / (p.k * id.npb);
   for (int row = w; row < rows; row += kstep) {
     const int64_t off = cok ? (((ci0 + kc) * p.pairs.count + id.p_lo + pl) * p.k + tw) * p.Co + cg : 0;
-    cp_async_8_or_zero(gs + ((kc * p.npb + pl) * p.k + tw) * k_lanes + lane, p.G + off, cok);
+    arch::cp_async_8_or_zero(gs + ((kc * p.npb + pl) * p.k + tw) * k_lanes + lane, p.G + off, cok);
     gemm_combo_step(kc, pl, tw, kstep, p.k, id.npb);
   }
-  cp_async_commit();
+  arch::cp_async_commit();
 }
 
 /// Thread (warp = unit, lane = output channel): for each staged input channel, W of its row and
@@ -195,17 +195,17 @@ FB_HOST_DEVICE void gemm_main(const params& p, const gemm_layout& L, unsigned ch
     for (int tw = 0; tw < p.k; ++tw, gt += k_lanes) {
       const cplx gv = *gt;
       const cplx tv = twu[tw];
-      a1 = dft::ffma(gv.re, tv.re, a1);
-      a2 = dft::ffma(gv.im, tv.im, a2);
-      a3 = dft::ffma(gv.re, tv.im, a3);
-      a4 = dft::ffma(gv.im, tv.re, a4);
+      a1 = math::dft::ffma(gv.re, tv.re, a1);
+      a2 = math::dft::ffma(gv.im, tv.im, a2);
+      a3 = math::dft::ffma(gv.re, tv.im, a3);
+      a4 = math::dft::ffma(gv.im, tv.re, a4);
     }
     const cplx wr{a1 - a2, a3 + a4};
     const cplx wc{a1 + a2, a3 - a4};
     const cplx* xc = xr + TB;
     if constexpr (TB == 1) {
-      dft::cmac(st.z0[0], xr[0], wr);
-      dft::cmac(st.z1[0], xc[0], wc);
+      math::dft::cmac(st.z0[0], xr[0], wr);
+      math::dft::cmac(st.z1[0], xc[0], wc);
     } else {
       const cplx2* xr2 = reinterpret_cast<const cplx2*>(xr);
       const cplx2* xc2 = reinterpret_cast<const cplx2*>(xc);
@@ -215,10 +215,10 @@ FB_HOST_DEVICE void gemm_main(const params& p, const gemm_layout& L, unsigned ch
       for (int bb = 0; bb < TB / 2; ++bb) {
         const cplx2 vr = xr2[bb];
         const cplx2 vc = xc2[bb];
-        dft::cmac(st.z0[2 * bb], vr.a, wr);
-        dft::cmac(st.z0[2 * bb + 1], vr.b, wr);
-        dft::cmac(st.z1[2 * bb], vc.a, wc);
-        dft::cmac(st.z1[2 * bb + 1], vc.b, wc);
+        math::dft::cmac(st.z0[2 * bb], vr.a, wr);
+        math::dft::cmac(st.z0[2 * bb + 1], vr.b, wr);
+        math::dft::cmac(st.z1[2 * bb], vc.a, wc);
+        math::dft::cmac(st.z1[2 * bb + 1], vc.b, wc);
       }
     }
   }
@@ -235,7 +235,8 @@ FB_HOST_DEVICE void gemm_store(const gemm_layout& L, unsigned char* smem, int t,
 #pragma unroll
 #endif
   for (int b = 0; b < TB; ++b)
-    red[(w * TB + b) * k_lanes + lane] = dft::dfma(ui.wr, dft::norm2(st.z0[b]), ui.wc * dft::norm2(st.z1[b]));
+    red[(w * TB + b) * k_lanes + lane] =
+        math::dft::dfma(ui.wr, math::dft::norm2(st.z0[b]), ui.wc * math::dft::norm2(st.z1[b]));
 }
 
 /// partial[g][b][c] = the block's units summed in unit order.
@@ -272,9 +273,9 @@ FB_HOST_DEVICE void gemm_program(Ex& ex, const params& p, int64_t block, unsigne
     ex.threads([&](int t, gemm_state<TB>&) {
       if (next < p.Ci) {  // the next chunk's copies go out before this chunk's are awaited
         gemm_stage<TB>(p, L, smem, id, next, static_cast<int>(min64(p.kc, p.Ci - next)), buf ^ 1, t);
-        cp_async_wait_all_but_last();
+        arch::cp_async_wait_all_but_last();
       } else {
-        cp_async_wait_all();
+        arch::cp_async_wait_all();
       }
     });
     ex.sync();

@@ -14,8 +14,8 @@ FB_HOST_DEVICE int64_t gspec_items(const params& p) { return p.training ? p.Ci *
 FB_HOST_DEVICE int64_t gspec_blocks(const params& p) { return (gspec_items(p) + k_threads - 1) / k_threads; }
 FB_HOST_DEVICE std::size_t gspec_smem(const params& p) { return align16(static_cast<std::size_t>(p.Nh) * sizeof(cplx)); }
 
-/// The first pair of depth plane fd and the plane's pair count (dft::pair_at's numbering).
-FB_HOST_DEVICE void plane_pairs(const dft::row_pairs& rp, int64_t fd, int64_t& first, int64_t& count) {
+/// The first pair of depth plane fd and the plane's pair count (math::dft::pair_at's numbering).
+FB_HOST_DEVICE void plane_pairs(const math::dft::row_pairs& rp, int64_t fd, int64_t& first, int64_t& count) {
   if (fd == 0) {
     first = 0;
     count = rp.n_edge;
@@ -58,7 +58,7 @@ FB_HOST_DEVICE void gspec_item(const params& p, unsigned char* smem, int64_t blo
 #endif
       for (int th = 0; th < k_tap_batch; ++th) {
         if (th < p.k) {
-          dft::cmac(acc, v[th], twh[m]);
+          math::dft::cmac(acc, v[th], twh[m]);
           m += static_cast<int>(q);
           if (m >= p.Nh) m -= p.Nh;
         }
@@ -71,7 +71,7 @@ FB_HOST_DEVICE void gspec_item(const params& p, unsigned char* smem, int64_t blo
     cplx acc{0.0f, 0.0f};
     int m = 0;
     for (int th = 0; th < p.k; ++th) {
-      dft::cmac(acc, load_ro(h + th * th_stride), twh[m]);
+      math::dft::cmac(acc, load_ro(h + th * th_stride), twh[m]);
       m += static_cast<int>(q);
       if (m >= p.Nh) m -= p.Nh;
     }
@@ -84,7 +84,7 @@ FB_HOST_DEVICE void gspec_program(Ex& ex, const params& p, int64_t block, unsign
   static_assert(exec::is_block_executor_v<Ex>, "gspec_program needs a block executor");
   ex.threads([&](int t) {
     cplx* twh = at<cplx>(smem, 0);
-    for (int m = t; m < p.Nh; m += k_threads) twh[m] = dft::unit_root(m, p.Nh);
+    for (int m = t; m < p.Nh; m += k_threads) twh[m] = math::dft::unit_root(m, p.Nh);
   });
   ex.sync();
   ex.threads([&](int t) { gspec_item(p, smem, block, t); });

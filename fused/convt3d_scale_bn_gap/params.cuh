@@ -14,8 +14,8 @@
 
 namespace fb::fused::convt3d_scale_bn_gap::detail {
 
-using dft::cplx;
-using dft::cplx2;
+using math::dft::cplx;
+using math::dft::cplx2;
 
 constexpr int k_threads = 256;  ///< threads of every block
 constexpr int k_units = 8;      ///< gemm: frequency units per block, one per warp
@@ -58,7 +58,7 @@ struct params {
   int NDP, NHP;    ///< Nd/2 + 1, Nh/2 + 1 (mirrored output pairs of the d- and h-stages)
   int64_t n_out;   ///< N' = Nd*Nh*Nw
   // gemm decomposition
-  dft::row_pairs pairs;
+  math::dft::row_pairs pairs;
   int64_t n_units;   ///< pairs.count * Fw: unit u = (pair u / Fw, column u % Fw)
   int64_t n_groups;  ///< ceil(n_units / k_units)
   int n_ctiles;      ///< ceil(C_out / k_lanes)

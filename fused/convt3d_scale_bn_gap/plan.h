@@ -78,7 +78,7 @@ inline plan make_plan(const problem& pr) {
           "* D'*H'*W' must be > 1 in training mode (BatchNorm needs more than one value per channel); batch", p.B);
 
   // gemm: 8 units x 32 channels x a batch tile per block.
-  p.pairs = dft::make_row_pairs(p.Nd, p.Nh);
+  p.pairs = math::dft::make_row_pairs(p.Nd, p.Nh);
   p.n_units = p.pairs.count * p.Fw;
   p.n_groups = (p.n_units + k_units - 1) / k_units;
   p.n_ctiles = static_cast<int>((p.Co + k_lanes - 1) / k_lanes);

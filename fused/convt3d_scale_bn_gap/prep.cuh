@@ -28,7 +28,7 @@ FB_HOST_DEVICE void prep_wsum(const params& p, int64_t block, int t) {
 
 FB_HOST_DEVICE void prep_tables(const params& p, unsigned char* smem, int t) {
   cplx* twd = at<cplx>(smem, 0);
-  for (int m = t; m < p.Nd; m += k_threads) twd[m] = dft::unit_root(m, p.Nd);
+  for (int m = t; m < p.Nd; m += k_threads) twd[m] = math::dft::unit_root(m, p.Nd);
 }
 
 /// H1 item (ci, th, tw, c): the depth DFT of the k taps w[ci, c, :, th, tw] at fd = 0..NDP-1.
@@ -63,8 +63,8 @@ FB_HOST_DEVICE void prep_h1(const params& p, unsigned char* smem, int64_t h1_blo
       for (int td = 0; td < k_tap_batch; ++td) {
         if (td < p.k) {
           const cplx tv = twd[m];
-          acc.re = dft::ffma(wv[td], tv.re, acc.re);
-          acc.im = dft::ffma(wv[td], tv.im, acc.im);
+          acc.re = math::dft::ffma(wv[td], tv.re, acc.re);
+          acc.im = math::dft::ffma(wv[td], tv.im, acc.im);
           m += fd;
           if (m >= p.Nd) m -= p.Nd;
         }
@@ -79,8 +79,8 @@ FB_HOST_DEVICE void prep_h1(const params& p, unsigned char* smem, int64_t h1_blo
     for (int td = 0; td < p.k; ++td) {
       const float wv = load_ro(w + td * k * k);
       const cplx tv = twd[m];
-      acc.re = dft::ffma(wv, tv.re, acc.re);
-      acc.im = dft::ffma(wv, tv.im, acc.im);
+      acc.re = math::dft::ffma(wv, tv.re, acc.re);
+      acc.im = math::dft::ffma(wv, tv.im, acc.im);
       m += fd;
       if (m >= p.Nd) m -= p.Nd;
     }

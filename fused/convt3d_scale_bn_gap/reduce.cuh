@@ -66,7 +66,8 @@ FB_HOST_DEVICE void reduce_finish(const params& p, unsigned char* smem, int64_t 
     p.m2[b * p.Co + c] = p.scale * p.scale * (tot / n);
   }
   double acc = 0.0;
-  for (int64_t ci = 0; ci < p.Ci; ++ci) acc = dft::dfma(load_ro(p.S + b * p.Ci + ci), load_ro(p.wsum + ci * p.Co + c), acc);
+  for (int64_t ci = 0; ci < p.Ci; ++ci)
+    acc = math::dft::dfma(load_ro(p.S + b * p.Ci + ci), load_ro(p.wsum + ci * p.Co + c), acc);
   p.ybar[b * p.Co + c] = p.scale * (static_cast<double>(load_ro(p.conv_bias + c)) + acc / n);
 }
 

@@ -84,7 +84,7 @@ FB_HOST_DEVICE fw_chunk chunk_of(const params& p, int q) {
 
 /// Twiddle tables: e^{-2pi i m/D'}, e^{-2pi i m/H'}, and per input column w the chunk's
 /// e^{-2pi i w fw/W'} (zero for columns past the chunk, so the w-stage's fixed tile adds nothing);
-/// the box spectra of the three dimensions (dft::box_dft) for the chunk's frequencies.
+/// the box spectra of the three dimensions (math::dft::box_dft) for the chunk's frequencies.
 FB_HOST_DEVICE void x_tables(const params& p, const x_layout& L, unsigned char* smem, fw_chunk ch, int t) {
   cplx* twd = at<cplx>(smem, L.twd);
   cplx* twh = at<cplx>(smem, L.twh);
@@ -93,19 +93,19 @@ FB_HOST_DEVICE void x_tables(const params& p, const x_layout& L, unsigned char* 
   cplx* boxh = at<cplx>(smem, L.boxh);
   cplx* boxw = at<cplx>(smem, L.boxw);
   for (int m = t; m < p.Nd; m += k_threads) {
-    twd[m] = dft::unit_root(m, p.Nd);
-    boxd[m] = dft::box_dft(p.D, m, p.Nd);
+    twd[m] = math::dft::unit_root(m, p.Nd);
+    boxd[m] = math::dft::box_dft(p.D, m, p.Nd);
   }
   for (int m = t; m < p.Nh; m += k_threads) {
-    twh[m] = dft::unit_root(m, p.Nh);
-    boxh[m] = dft::box_dft(p.H, m, p.Nh);
+    twh[m] = math::dft::unit_root(m, p.Nh);
+    boxh[m] = math::dft::box_dft(p.H, m, p.Nh);
   }
   for (int j = t; j < k_jmax; j += k_threads)
-    boxw[j] = j < ch.nj ? dft::box_dft(p.W, ch.fw0 + j, p.Nw) : cplx{0.0f, 0.0f};
+    boxw[j] = j < ch.nj ? math::dft::box_dft(p.W, ch.fw0 + j, p.Nw) : cplx{0.0f, 0.0f};
   for (int i = t; i < p.W * k_jmax; i += k_threads) {
     const int w = i / k_jmax;
     const int j = i % k_jmax;
-    tww[i] = j < ch.nj ? dft::unit_root((static_cast<int64_t>(w) * (ch.fw0 + j)) % p.Nw, p.Nw) : cplx{0.0f, 0.0f};
+    tww[i] = j < ch.nj ? math::dft::unit_root((static_cast<int64_t>(w) * (ch.fw0 + j)) % p.Nw, p.Nw) : cplx{0.0f, 0.0f};
   }
 }
 
@@ -141,7 +141,7 @@ FB_HOST_DEVICE void x_stage_rows(const params& p, const x_layout& L, unsigned ch
   const int step_r = k_threads / p.W;
   const int step_w = k_threads - step_r * p.W;
   for (int i = t; i < nr * p.W; i += k_threads) {
-    cp_async_4(xs + rr * (p.W + 1) + w, src + i);
+    arch::cp_async_4(xs + rr * (p.W + 1) + w, src + i);
     rr += step_r;
     w += step_w;
     if (w >= p.W) {
@@ -149,7 +149,7 @@ FB_HOST_DEVICE void x_stage_rows(const params& p, const x_layout& L, unsigned ch
       ++rr;
     }
   }
-  cp_async_wait_all();
+  arch::cp_async_wait_all();
 }
 
 /// Thread t's staged row: its fp64 sum into red[t] (0 past the slab), and into the thread's share of
@@ -221,14 +221,14 @@ FB_HOST_DEVICE void x_rows(const params& p, const x_layout& L, unsigned char* sm
 #endif
       for (int jj = 0; jj < k_jmax / 2; ++jj) {
         const cplx2 tv = tww[w * (k_jmax / 2) + jj];
-        acc0[2 * jj].re = dft::ffma(xv0, tv.a.re, acc0[2 * jj].re);
-        acc0[2 * jj].im = dft::ffma(xv0, tv.a.im, acc0[2 * jj].im);
-        acc0[2 * jj + 1].re = dft::ffma(xv0, tv.b.re, acc0[2 * jj + 1].re);
-        acc0[2 * jj + 1].im = dft::ffma(xv0, tv.b.im, acc0[2 * jj + 1].im);
-        acc1[2 * jj].re = dft::ffma(xv1, tv.a.re, acc1[2 * jj].re);
-        acc1[2 * jj].im = dft::ffma(xv1, tv.a.im, acc1[2 * jj].im);
-        acc1[2 * jj + 1].re = dft::ffma(xv1, tv.b.re, acc1[2 * jj + 1].re);
-        acc1[2 * jj + 1].im = dft::ffma(xv1, tv.b.im, acc1[2 * jj + 1].im);
+        acc0[2 * jj].re = math::dft::ffma(xv0, tv.a.re, acc0[2 * jj].re);
+        acc0[2 * jj].im = math::dft::ffma(xv0, tv.a.im, acc0[2 * jj].im);
+        acc0[2 * jj + 1].re = math::dft::ffma(xv0, tv.b.re, acc0[2 * jj + 1].re);
+        acc0[2 * jj + 1].im = math::dft::ffma(xv0, tv.b.im, acc0[2 * jj + 1].im);
+        acc1[2 * jj].re = math::dft::ffma(xv1, tv.a.re, acc1[2 * jj].re);
+        acc1[2 * jj].im = math::dft::ffma(xv1, tv.a.im, acc1[2 * jj].im);
+        acc1[2 * jj + 1].re = math::dft::ffma(xv1, tv.b.re, acc1[2 * jj + 1].re);
+        acc1[2 * jj + 1].im = math::dft::ffma(xv1, tv.b.im, acc1[2 * jj + 1].im);
       }
     }
   } else {
@@ -239,10 +239,10 @@ FB_HOST_DEVICE void x_rows(const params& p, const x_layout& L, unsigned char* sm
 #endif
       for (int jj = 0; jj < k_jmax / 2; ++jj) {
         const cplx2 tv = tww[w * (k_jmax / 2) + jj];
-        acc0[2 * jj].re = dft::ffma(xv0, tv.a.re, acc0[2 * jj].re);
-        acc0[2 * jj].im = dft::ffma(xv0, tv.a.im, acc0[2 * jj].im);
-        acc0[2 * jj + 1].re = dft::ffma(xv0, tv.b.re, acc0[2 * jj + 1].re);
-        acc0[2 * jj + 1].im = dft::ffma(xv0, tv.b.im, acc0[2 * jj + 1].im);
+        acc0[2 * jj].re = math::dft::ffma(xv0, tv.a.re, acc0[2 * jj].re);
+        acc0[2 * jj].im = math::dft::ffma(xv0, tv.a.im, acc0[2 * jj].im);
+        acc0[2 * jj + 1].re = math::dft::ffma(xv0, tv.b.re, acc0[2 * jj + 1].re);
+        acc0[2 * jj + 1].im = math::dft::ffma(xv0, tv.b.im, acc0[2 * jj + 1].im);
       }
     }
   }
@@ -261,11 +261,13 @@ FB_HOST_DEVICE void x_rows(const params& p, const x_layout& L, unsigned char* sm
 
 /// a * b with explicit fused operations.
 FB_HOST_DEVICE cplx cmul(cplx a, cplx b) {
-  return {dft::ffma(a.re, b.re, -(a.im * b.im)), dft::ffma(a.re, b.im, a.im * b.re)};
+  return {math::dft::ffma(a.re, b.re, -(a.im * b.im)), math::dft::ffma(a.re, b.im, a.im * b.re)};
 }
 
 /// v + c * box (the constant's spectrum added back).
-FB_HOST_DEVICE cplx add_box(cplx v, float c, cplx box) { return {dft::ffma(c, box.re, v.re), dft::ffma(c, box.im, v.im)}; }
+FB_HOST_DEVICE cplx add_box(cplx v, float c, cplx box) {
+  return {math::dft::ffma(c, box.re, v.re), math::dft::ffma(c, box.im, v.im)};
+}
 
 /// One mirrored-pair DFT accumulation over a line: for input v and twiddle t = e^{-i theta},
 ///   sum v t       = (A1 - A2, A3 + A4)   (frequency f)
@@ -290,10 +292,10 @@ struct pair_acc {
 #pragma unroll
 #endif
     for (int j = 0; j < k_jt; ++j) {
-      a1[j] = dft::ffma(vv[j].re, tv.re, a1[j]);
-      a2[j] = dft::ffma(vv[j].im, tv.im, a2[j]);
-      a3[j] = dft::ffma(vv[j].re, tv.im, a3[j]);
-      a4[j] = dft::ffma(vv[j].im, tv.re, a4[j]);
+      a1[j] = math::dft::ffma(vv[j].re, tv.re, a1[j]);
+      a2[j] = math::dft::ffma(vv[j].im, tv.im, a2[j]);
+      a3[j] = math::dft::ffma(vv[j].re, tv.im, a3[j]);
+      a4[j] = math::dft::ffma(vv[j].im, tv.re, a4[j]);
     }
   }
   FB_HOST_DEVICE cplx plus(int j) const { return {a1[j] - a2[j], a3[j] + a4[j]}; }
