@@ -183,7 +183,7 @@ RC_GTEST_PROP(FusedConvt3dTile, EveryOutputExactlyOnceAndTapsInsideTheTile, ()) 
   const tile::geometry g = geometry_of(sp);
   const int64_t od_n = g.dim[0].n_out, oh_n = g.dim[1].n_out, ow_n = g.dim[2].n_out;
   std::vector<int> hits(static_cast<std::size_t>(sp.batch * sp.c_out * od_n * oh_n * ow_n), 0);
-  const int xdim[3] = {g.xd, g.xh, g.xw};
+  const int xdim[3] = {g.x_tile_d, g.x_tile_h, g.x_tile_w};
   for (int64_t block = 0; block < g.n_blocks; ++block) {
     const tile::block_pos bp = tile::block_of(g, block);
     RC_ASSERT(bp.b < sp.batch);
@@ -197,7 +197,7 @@ RC_GTEST_PROP(FusedConvt3dTile, EveryOutputExactlyOnceAndTapsInsideTheTile, ()) 
           if (!o.row_ok[r]) continue;
           const int64_t out_coord[3] = {o.od, o.oh[r], o.ow};
           // The thread's bases: the tile's first base + its place; taps j read q - j.
-          const int64_t q[3] = {bp.q0[0] + t.wd, bp.q0[1] + t.wh * tile::k_rows + r, bp.q0[2] + t.lane};
+          const int64_t q[3] = {bp.q0[0] + t.warp_d, bp.q0[1] + t.warp_h * tile::k_rows + r, bp.q0[2] + t.lane};
           for (int d = 0; d < 3; ++d) {
             RC_ASSERT(g.dim[d].base_of(out_coord[d]) == q[d]);
             RC_ASSERT(g.dim[d].phase_of(out_coord[d]) == pp.r[d]);
@@ -301,10 +301,10 @@ RC_GTEST_PROP(FusedConvt3dTile, StageXCopiesTheTile, ()) {
   }
   const int64_t n_ci = std::min(g.ci_chunk, sp.c_in - cc * g.ci_chunk);
   for (int64_t ci = 0; ci < g.ci_chunk; ++ci)
-    for (int xd = 0; xd < g.xd; ++xd)
-      for (int xh = 0; xh < g.xh; ++xh)
-        for (int xw = 0; xw < g.xw; ++xw) {
-          const float got = xs[static_cast<std::size_t>(ci * g.x_ci + xd * g.x_plane + xh * g.xw + xw)];
+    for (int xd = 0; xd < g.x_tile_d; ++xd)
+      for (int xh = 0; xh < g.x_tile_h; ++xh)
+        for (int xw = 0; xw < g.x_tile_w; ++xw) {
+          const float got = xs[static_cast<std::size_t>(ci * g.x_ci + xd * g.x_plane + xh * g.x_tile_w + xw)];
           if (ci >= n_ci) {  // beyond the chunk: never written
             RC_ASSERT(std::isnan(got));
             continue;

@@ -31,7 +31,7 @@ constexpr int k_mean_loads = 8;
 FB_HOST_DEVICE double mean_lane_sum(const plan& pl, const args& a, int64_t item, int lane) {
   const conv3d::simt_fp32::geometry& g = pl.g;
   const int64_t b = item / g.c_out, co = item % g.c_out;
-  const double* r = a.ws + pl.off_box_r + b * g.c_in * pl.k3;
+  const double* r = a.workspace + pl.off_box_r + b * g.c_in * pl.k3;
   // The lane's (ci, tap) advance without divisions, and its loads go out k_mean_loads at a time
   // before the FMAs that use them (same FMA order): one division and one load per FMA made the
   // means launch a chain of dependent round trips (F2F waiting on its load: most of its ncu
@@ -91,7 +91,7 @@ FB_HOST_DEVICE void tap_share_item(const plan& pl, const args& a, int64_t bc, in
     for (int u = 0; u < k_mean_loads; ++u)
       if (ci0 + u < g.c_in) v = fma(static_cast<double>(wv[u]), static_cast<double>(cv[u]), v);
   }
-  a.ws[pl.off_shares + bc * pl.k3 + t] = v;
+  a.workspace[pl.off_shares + bc * pl.k3 + t] = v;
 }
 
 /// The centring of y. The passes convolve x - c (c = centres(), per (b, ci)) instead of x, so
@@ -110,8 +110,8 @@ FB_HOST_DEVICE void ptab_item(const plan& pl, const args& a, int64_t item) {
   const int64_t bc = item / per_bc_phases, tp = item % per_bc_phases;
   const int64_t s = g.dim[0].s, k = g.dim[0].k;
   conv3d::simt_fp32::phase_pos pp = conv3d::simt_fp32::phase_of(g, ((tp / (m * m)) * s + (tp / m) % m) * s + tp % m);
-  double* P = a.ws + pl.off_ptab + bc * pl.ptab_per_bc + ptab_phase_offset(pl, pp);
-  const double* V = a.ws + pl.off_shares + bc * pl.k3;  // tap_share_item, earlier in the same block
+  double* P = a.workspace + pl.off_ptab + bc * pl.ptab_per_bc + ptab_phase_offset(pl, pp);
+  const double* V = a.workspace + pl.off_shares + bc * pl.k3;  // tap_share_item, earlier in the same block
   const int64_t nb = pp.jh + 1, nc = pp.jw + 1;
   auto at = [&](int64_t i, int64_t j, int64_t l) -> double& { return P[(i * nb + j) * nc + l]; };
   for (int64_t i = 0; i <= pp.jd; ++i)
@@ -144,8 +144,8 @@ FB_HOST_DEVICE double box_share(const plan& pl, const args& a, int b, int64_t co
                                 const conv3d::simt_fp32::phase_pos& pp, int ld, int hd, int lh, int hh, int lw,
                                 int hw) {
   const conv3d::simt_fp32::geometry& g = pl.g;
-  const double* P = a.ws + pl.off_ptab + (static_cast<int64_t>(b) * g.c_out + co) * pl.ptab_per_bc +
-                    ptab_phase_offset(pl, pp);
+  const double* P =
+      a.workspace + pl.off_ptab + (static_cast<int64_t>(b) * g.c_out + co) * pl.ptab_per_bc + ptab_phase_offset(pl, pp);
   const int nb = pp.jh + 1, nc = pp.jw + 1;
   auto at = [&](int i, int j, int l) { return conv3d::simt_fp32::load_ro(P + (i * nb + j) * nc + l); };
   return ((((((at(hd, hh, hw) - at(ld, hh, hw)) - at(hd, lh, hw)) - at(hd, hh, lw)) + at(ld, lh, hw)) +
@@ -168,7 +168,7 @@ FB_HOST_DEVICE void centre_at(const plan& pl, const args& a, int b, const conv3d
     conv3d::simt_fp32::valid_taps(g.dim[2], qw, pp.jw, lw, hw);
     k_sum = box_share(pl, a, b, co, pp, ld, hd, lh, hh, lw, hw);
   }
-  split_mean(a.ws[pl.off_ybar + static_cast<int64_t>(b) * g.c_out + co] - k_sum, hi, lo);
+  split_mean(a.workspace[pl.off_ybar + static_cast<int64_t>(b) * g.c_out + co] - k_sum, hi, lo);
 }
 
 /// Class-table item (b, phase ph, class combination, channel slot co of n_co_blocks * k_co_block): the
@@ -185,12 +185,12 @@ FB_HOST_DEVICE void class_table_item(const plan& pl, const args& a, int64_t b, i
   const conv3d::simt_fp32::geometry& g = pl.g;
   const int64_t co_pad = g.n_co_blocks * k_co_block;
   const int64_t item = ((b * g.n_phases + ph) * conv3d::simt_fp32::k_class_combos + combo) * co_pad + co;
-  float* out = reinterpret_cast<float*>(a.ws + pl.off_ctab) + 2 * item;
+  float* out = reinterpret_cast<float*>(a.workspace + pl.off_ctab) + 2 * item;
   float hi = 0.0f, lo = 0.0f;
   if (co < g.c_out) {
     const conv3d::simt_fp32::phase_pos pp = conv3d::simt_fp32::phase_of(g, ph);
     const int64_t s = g.dim[0].s, k = g.dim[0].k;
-    const double* V = a.ws + pl.off_shares + (b * g.c_out + co) * pl.k3;
+    const double* V = a.workspace + pl.off_shares + (b * g.c_out + co) * pl.k3;
     double k_sum = 0.0;
     int ld, hd, lh, hh, lw, hw;
     conv3d::simt_fp32::class_box(combo, pp, ld, hd, lh, hh, lw, hw);
@@ -244,7 +244,7 @@ FB_HOST_DEVICE void centring_block(Exec& ex, const plan& pl, const args& a, int6
       double l[k_mean_lanes];
       for (int i = 0; i < k_mean_lanes; ++i) l[i] = lanes[i];
       *ybar = mean_from_lanes(pl, l);
-      a.ws[pl.off_ybar + bc] = *ybar;
+      a.workspace[pl.off_ybar + bc] = *ybar;
     }
     if (pl.class_table) return;
     const int64_t per_bc = ptab_per_bc_phases(pl);

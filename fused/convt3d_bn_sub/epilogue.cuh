@@ -16,9 +16,9 @@ FB_HOST_DEVICE void stage_class_table(const plan& pl, const args& a, int tid, co
   const conv3d::simt_fp32::geometry& g = pl.g;
   const int64_t co_pad = g.n_co_blocks * k_co_block;
   const float* src =
-      reinterpret_cast<const float*>(a.ws + pl.off_ctab) +
+      reinterpret_cast<const float*>(a.workspace + pl.off_ctab) +
       2 * (((static_cast<int64_t>(bp.b) * g.n_phases + pp.index) * conv3d::simt_fp32::k_class_combos) * co_pad +
-           static_cast<int64_t>(bp.cob) * k_co_block);
+           static_cast<int64_t>(bp.co_block) * k_co_block);
   constexpr int kPerCombo = 2 * k_co_block / 4;  // float4s per class combination
   for (int e = tid; e < conv3d::simt_fp32::k_class_combos * kPerCombo; e += k_threads) {
     const int combo = e / kPerCombo, part = e % kPerCombo;
@@ -127,7 +127,7 @@ struct stats_policy {
     if (tid == 0) {
       const phase_block pb = phase_block_of(pl, pp.r[0], pp.r[1], pp.r[2]);
       phase_place& pc = places(region)[pp.index & 1];
-      pc.at0 = (static_cast<int64_t>(bp.b) * pl.g.c_out + static_cast<int64_t>(bp.cob) * k_co_block) * pl.spatial +
+      pc.at0 = (static_cast<int64_t>(bp.b) * pl.g.c_out + static_cast<int64_t>(bp.co_block) * k_co_block) * pl.spatial +
                pb.base - (static_cast<int64_t>(pb.lo_d) * pb.n_h + pb.lo_h) * pb.n_w - pb.lo_w;
       pc.n_h = pb.n_h;
       pc.n_w = pb.n_w;
@@ -139,7 +139,7 @@ struct stats_policy {
                                const conv3d::simt_fp32::phase_pos& pp, const conv3d::simt_fp32::thread_outputs& o,
                                float* region) const {
     if (!o.active) return;
-    const int cbase = o.co0 - bp.cob * k_co_block;
+    const int cbase = o.co0 - bp.co_block * k_co_block;
     const float* tab = tables(region) + (pp.index & 1) * k_class_floats;
     float part[k_co_thread];
     FB_UNROLL
@@ -203,11 +203,12 @@ struct stats_policy {
     ex.sync();
     ex.threads([&](int tid) {
       if (tid >= k_co_block) return;
-      const int64_t co = static_cast<int64_t>(bp.cob) * k_co_block + tid;
+      const int64_t co = static_cast<int64_t>(bp.co_block) * k_co_block + tid;
       if (co >= pl.g.c_out) return;
       double acc = 0.0;
       for (int sl = 0; sl < kSlices; ++sl) acc += red(region)[sl * k_co_block + tid];
-      a.ws[pl.off_m2_part + (static_cast<int64_t>(bp.b) * pl.g.tiles_per_sample + bp.tile) * pl.g.c_out + co] = acc;
+      a.workspace[pl.off_m2_part + (static_cast<int64_t>(bp.b) * pl.g.tiles_per_sample + bp.tile) * pl.g.c_out + co] =
+          acc;
     });
   }
 };
@@ -230,8 +231,8 @@ struct write_policy {
     ex.threads([&](int tid) {
       arch::wait_for_preceding_launch();  // a dependent launch of finalize, whose scale it reads first
       if (tid >= k_co_block) return;
-      const int64_t co = static_cast<int64_t>(bp.cob) * k_co_block + tid;
-      scale(region)[tid] = co < pl.g.c_out ? static_cast<float>(a.ws[pl.off_scale + co]) : 0.0f;
+      const int64_t co = static_cast<int64_t>(bp.co_block) * k_co_block + tid;
+      scale(region)[tid] = co < pl.g.c_out ? static_cast<float>(a.workspace[pl.off_scale + co]) : 0.0f;
     });
   }
 
@@ -250,7 +251,7 @@ struct write_policy {
     const int64_t hw = g.dim[1].n_out * w_out;
     const int64_t plane = g.dim[0].n_out * hw;
     float* base = a.out + (static_cast<int64_t>(bp.b) * g.c_out + o.co0) * plane + o.od * hw + o.ow;
-    const int cbase = o.co0 - bp.cob * k_co_block;
+    const int cbase = o.co0 - bp.co_block * k_co_block;
     const float* tab = tables(region) + (pp.index & 1) * k_class_floats;
     // A warp's lanes write every s-th float of a row, so each 32-byte sector is written in parts by
     // the row's w phases, which follow one another in the phase loop (r_w innermost). Measured on an

@@ -36,7 +36,7 @@ FB_HOST_DEVICE void finalize_block(Exec& ex, const plan& pl, const args& a, int6
           const int64_t b = b0 + warp * kPerWarp + u;
           double acc = 0.0;
           if (b < g.batch) {
-            const double* part = a.ws + pl.off_m2_part + b * g.tiles_per_sample * g.c_out + c;
+            const double* part = a.workspace + pl.off_m2_part + b * g.tiles_per_sample * g.c_out + c;
             for (int64_t t = lane; t < g.tiles_per_sample; t += 32) acc += part[t * g.c_out];
           }
           lanes[(warp * kPerWarp + u) * 32 + lane] = acc;
@@ -49,10 +49,10 @@ FB_HOST_DEVICE void finalize_block(Exec& ex, const plan& pl, const args& a, int6
         if (b >= g.batch) return;
         double acc = 0.0;
         for (int l = 0; l < 32; ++l) acc += lanes[tid * 32 + l];
-        a.ws[pl.off_m2_bc + b * g.c_out + c] = acc;
+        a.workspace[pl.off_m2_bc + b * g.c_out + c] = acc;
         if (one_round) {
           m2_s[tid] = acc;
-          ybar_s[tid] = a.ws[pl.off_ybar + b * g.c_out + c];
+          ybar_s[tid] = a.workspace[pl.off_ybar + b * g.c_out + c];
         }
       });
       ex.sync();
@@ -67,8 +67,8 @@ FB_HOST_DEVICE void finalize_block(Exec& ex, const plan& pl, const args& a, int6
       math::batch_norm::channel_moments mo =
           one_round
               ? math::batch_norm::combine_sample_moments(ybar_s, m2_s, g.batch, 1, static_cast<double>(pl.spatial))
-              : math::batch_norm::combine_sample_moments(a.ws + pl.off_ybar + c, a.ws + pl.off_m2_bc + c, g.batch,
-                                                         g.c_out, static_cast<double>(pl.spatial));
+              : math::batch_norm::combine_sample_moments(a.workspace + pl.off_ybar + c, a.workspace + pl.off_m2_bc + c,
+                                                         g.batch, g.c_out, static_cast<double>(pl.spatial));
       var = mo.var_biased;
       if (a.conv_bias != nullptr) mo.mean += static_cast<double>(a.conv_bias[c]);  // the true batch mean
       math::batch_norm::update_running(a.running_mean, a.running_var, c, mo, static_cast<double>(g.batch * pl.spatial),
@@ -78,7 +78,7 @@ FB_HOST_DEVICE void finalize_block(Exec& ex, const plan& pl, const args& a, int6
       var = static_cast<double>(a.running_var[c]);
     }
     // Only the scale is needed: beta and the mean cancel against the per-(b, c) mean subtraction.
-    a.ws[pl.off_scale + c] = math::batch_norm::normalisation(0.0, var, gamma, 0.0, pl.eps).scale;
+    a.workspace[pl.off_scale + c] = math::batch_norm::normalisation(0.0, var, gamma, 0.0, pl.eps).scale;
   });
 }
 

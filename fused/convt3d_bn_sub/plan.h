@@ -232,7 +232,7 @@ struct args {
   float* running_var;
   int64_t* num_batches_tracked;
   float* out;
-  double* ws;  ///< aligned workspace base
+  double* workspace;  ///< aligned workspace base
 };
 
 /// The call's pointers, each checked (beta too: it cancels in the output, but a caller passing null
@@ -257,20 +257,26 @@ inline args bind(const float* x, const float* weight, const float* conv_bias, co
 
 /// The arranged weights inside the workspace.
 FB_HOST_DEVICE float* arranged_weights(const plan& pl, const args& a) {
-  return reinterpret_cast<float*>(a.ws + pl.off_wt);
+  return reinterpret_cast<float*>(a.workspace + pl.off_wt);
 }
 
 /// x's centres, fp32 [B][C_in], inside the workspace (prep writes them, the passes subtract them).
-FB_HOST_DEVICE float* centres(const plan& pl, const args& a) { return reinterpret_cast<float*>(a.ws + pl.off_centre); }
+FB_HOST_DEVICE float* centres(const plan& pl, const args& a) {
+  return reinterpret_cast<float*>(a.workspace + pl.off_centre);
+}
 
 /// x - c[b, ci] inside the input (prep writes it, the passes stage it): the centring of
 /// centres() done once per element instead of in every block that stages it (it was a second pass
 /// over every staged tile, after waiting for its copies: part of the ~14% of the statistics pass's
 /// stall samples that staging took, ncu, H100). The same fp32 subtraction, so the same bits.
-FB_HOST_DEVICE float* centred_x(const plan& pl, const args& a) { return reinterpret_cast<float*>(a.ws + pl.off_xc); }
+FB_HOST_DEVICE float* centred_x(const plan& pl, const args& a) {
+  return reinterpret_cast<float*>(a.workspace + pl.off_xc);
+}
 
 /// y - ybar of every output (training: pass 1 writes it, the rows launch reads it), fp32.
-FB_HOST_DEVICE float* materialised(const plan& pl, const args& a) { return reinterpret_cast<float*>(a.ws + pl.off_y); }
+FB_HOST_DEVICE float* materialised(const plan& pl, const args& a) {
+  return reinterpret_cast<float*>(a.workspace + pl.off_y);
+}
 
 /// Where phase (rd, rh, rw) keeps its outputs inside a (b, co) plane of the materialised buffer.
 /// The plane is in phase-major order: phases in (rd, rh, rw) order, each a dense box of its outputs

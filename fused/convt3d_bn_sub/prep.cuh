@@ -29,9 +29,9 @@ FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t 
     return;
   }
   const float* xv = a.x + block * g.dim[0].n_in * g.dim[1].n_in * g.dim[2].n_in;
-  double* sa = a.ws + pl.off_box_a + block * pl.box_a;
-  double* sb = a.ws + pl.off_box_b + block * pl.box_b;
-  double* r = a.ws + pl.off_box_r + block * pl.k3;
+  double* sa = a.workspace + pl.off_box_a + block * pl.box_a;
+  double* sb = a.workspace + pl.off_box_b + block * pl.box_b;
+  double* r = a.workspace + pl.off_box_r + block * pl.k3;
   ex.threads([&](int tid) {
     // The floats after y's end up to the next 16 bytes: rows_band_block's last copy reads them.
     if (block == 0 && tid < (4 - pl.y_floats % 4) % 4) materialised(pl, a)[pl.y_floats + tid] = 0.0f;
