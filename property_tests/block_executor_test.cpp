@@ -19,7 +19,7 @@ namespace {
 
 namespace exec = fb::fused::exec;
 namespace mma_tile = fb::fused::convt3d_mma;
-namespace simt_tile = fb::fused::convt3d_tile;
+namespace simt_tile = fb::fused::conv3d::simt_fp32;
 
 /// What a thread or warp saw of its own state: how often it ran, and in which phase last.
 struct visit_state {

@@ -35,7 +35,7 @@
 namespace {
 
 namespace bs = fb::fused::convt3d_bn_sub;
-namespace tile = fb::fused::convt3d_tile;
+namespace tile = fb::fused::conv3d::simt_fp32;
 using fb::fused::phase_dim;
 using fb::fused::phase_order;
 using fb::fused::phase_order_of;
@@ -183,7 +183,7 @@ RC_GTEST_PROP(FusedConvt3dTile, EveryOutputExactlyOnceAndTapsInsideTheTile, ()) 
   const tile::geometry g = geometry_of(sp);
   const int64_t od_n = g.dim[0].n_out, oh_n = g.dim[1].n_out, ow_n = g.dim[2].n_out;
   std::vector<int> hits(static_cast<std::size_t>(sp.batch * sp.c_out * od_n * oh_n * ow_n), 0);
-  const int xdim[3] = {g.xd, g.xh, g.xw};
+  const int xdim[3] = {g.x_tile_d, g.x_tile_h, g.x_tile_w};
   for (int64_t block = 0; block < g.n_blocks; ++block) {
     const tile::block_pos bp = tile::block_of(g, block);
     RC_ASSERT(bp.b < sp.batch);
@@ -197,7 +197,7 @@ RC_GTEST_PROP(FusedConvt3dTile, EveryOutputExactlyOnceAndTapsInsideTheTile, ()) 
           if (!o.row_ok[r]) continue;
           const int64_t out_coord[3] = {o.od, o.oh[r], o.ow};
           // The thread's bases: the tile's first base + its place; taps j read q - j.
-          const int64_t q[3] = {bp.q0[0] + t.wd, bp.q0[1] + t.wh * tile::k_rows + r, bp.q0[2] + t.lane};
+          const int64_t q[3] = {bp.q0[0] + t.warp_d, bp.q0[1] + t.warp_h * tile::k_rows + r, bp.q0[2] + t.lane};
           for (int d = 0; d < 3; ++d) {
             RC_ASSERT(g.dim[d].base_of(out_coord[d]) == q[d]);
             RC_ASSERT(g.dim[d].phase_of(out_coord[d]) == pp.r[d]);
@@ -301,10 +301,10 @@ RC_GTEST_PROP(FusedConvt3dTile, StageXCopiesTheTile, ()) {
   }
   const int64_t n_ci = std::min(g.ci_chunk, sp.c_in - cc * g.ci_chunk);
   for (int64_t ci = 0; ci < g.ci_chunk; ++ci)
-    for (int xd = 0; xd < g.xd; ++xd)
-      for (int xh = 0; xh < g.xh; ++xh)
-        for (int xw = 0; xw < g.xw; ++xw) {
-          const float got = xs[static_cast<std::size_t>(ci * g.x_ci + xd * g.x_plane + xh * g.xw + xw)];
+    for (int xd = 0; xd < g.x_tile_d; ++xd)
+      for (int xh = 0; xh < g.x_tile_h; ++xh)
+        for (int xw = 0; xw < g.x_tile_w; ++xw) {
+          const float got = xs[static_cast<std::size_t>(ci * g.x_ci + xd * g.x_plane + xh * g.x_tile_w + xw)];
           if (ci >= n_ci) {  // beyond the chunk: never written
             RC_ASSERT(std::isnan(got));
             continue;
@@ -366,13 +366,13 @@ RC_GTEST_PROP(FusedTapBoxSums, MatchBruteForce, ()) {
   std::normal_distribution<float> n01(0.0f, 1.0f);
   std::vector<float> x(static_cast<std::size_t>(d.n_in * h.n_in * w.n_in));
   for (float& v : x) v = 3.0f + n01(rng);
-  std::vector<double> a(static_cast<std::size_t>(fb::fused::box_sums::scratch_a(d, w)));
-  std::vector<double> b(static_cast<std::size_t>(fb::fused::box_sums::scratch_b(d, w)));
+  std::vector<double> a(static_cast<std::size_t>(fb::fused::math::box_sums::scratch_a(d, w)));
+  std::vector<double> b(static_cast<std::size_t>(fb::fused::math::box_sums::scratch_b(d, w)));
   std::vector<double> r(static_cast<std::size_t>(k * k * k));
   const int n_threads = *rc::gen::element(1, 7, 256);  // the result does not depend on the split
-  for (int t = 0; t < n_threads; ++t) fb::fused::box_sums::step_h(d, h, w, x.data(), a.data(), t, n_threads);
-  for (int t = 0; t < n_threads; ++t) fb::fused::box_sums::step_w(d, w, a.data(), b.data(), t, n_threads);
-  for (int t = 0; t < n_threads; ++t) fb::fused::box_sums::step_d(d, b.data(), r.data(), t, n_threads);
+  for (int t = 0; t < n_threads; ++t) fb::fused::math::box_sums::step_h(d, h, w, x.data(), a.data(), t, n_threads);
+  for (int t = 0; t < n_threads; ++t) fb::fused::math::box_sums::step_w(d, w, a.data(), b.data(), t, n_threads);
+  for (int t = 0; t < n_threads; ++t) fb::fused::math::box_sums::step_d(d, b.data(), r.data(), t, n_threads);
   for (int64_t td = 0; td < k; ++td)
     for (int64_t th = 0; th < k; ++th)
       for (int64_t tw = 0; tw < k; ++tw) {

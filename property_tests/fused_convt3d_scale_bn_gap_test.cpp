@@ -29,7 +29,7 @@
 namespace {
 
 namespace k77 = fb::fused::convt3d_scale_bn_gap;
-namespace dft = fb::fused::dft;
+namespace dft = fb::fused::math::dft;
 using cd = std::complex<double>;
 
 constexpr double k_two_pi = 6.283185307179586476925286766559;
@@ -313,33 +313,33 @@ RC_GTEST_PROP(FusedK77Spectra, InputSpectrumMatchesBruteForce, ()) {
   std::mt19937_64 rng(*rc::gen::arbitrary<uint64_t>());
   const k77::detail::plan pl = k77::detail::make_plan(prob);
   k77::detail::params p = pl.prm;
-  std::vector<float> x(static_cast<std::size_t>(p.B * p.Ci * p.D * p.H * p.W));
+  std::vector<float> x(static_cast<std::size_t>(p.B * p.c_in * p.D * p.H * p.W));
   fill_volumes(x, p.D, p.H, p.W, d, rng);
-  std::vector<dft::cplx> X(static_cast<std::size_t>(int64_t{p.Nd} * p.Nh * p.Ci * p.B * p.Fw), {NAN, NAN});
-  std::vector<double> S(static_cast<std::size_t>(p.B * p.Ci), NAN);
+  std::vector<dft::cplx> X(static_cast<std::size_t>(int64_t{p.dft_d} * p.dft_h * p.c_in * p.B * p.n_fw), {NAN, NAN});
+  std::vector<double> S(static_cast<std::size_t>(p.B * p.c_in), NAN);
   p.x = x.data();
   p.X = X.data();
   p.S = S.data();
   run_all<k77::detail::x_state>(k77::detail::x_blocks(p, true), pl.x_smem, [&](auto& ex, int64_t blk, unsigned char* s) {
     k77::detail::x_program(ex, p, blk, s, true);
   });
-  RC_TAG(p.n_fwchunks > 1 ? "several fw chunks" : "one fw chunk");
+  RC_TAG(p.n_fw_chunks > 1 ? "several fw chunks" : "one fw chunk");
   RC_TAG(int64_t{p.D} * p.H > p.slab_rows ? "several row slabs" : "one row slab");
   for (int64_t b = 0; b < p.B; ++b)
-    for (int64_t ci = 0; ci < p.Ci; ++ci) {
-      const float* xv = x.data() + (b * p.Ci + ci) * p.D * p.H * p.W;
+    for (int64_t ci = 0; ci < p.c_in; ++ci) {
+      const float* xv = x.data() + (b * p.c_in + ci) * p.D * p.H * p.W;
       std::vector<double> v(xv, xv + p.D * p.H * p.W);
       double sum = 0.0, l1 = 0.0;
       for (double e : v) {
         sum += e;
         l1 += std::fabs(e);
       }
-      RC_ASSERT(std::fabs(S[static_cast<std::size_t>(b * p.Ci + ci)] - sum) <= 1e-12 * (l1 + 1.0));
-      const std::vector<cd> ref = brute_dft3(v.data(), p.D, p.H, p.W, p.Nd, p.Nh, p.Nw, p.Fw);
-      for (int64_t row = 0; row < int64_t{p.Nd} * p.Nh; ++row)
-        for (int64_t fw = 0; fw < p.Fw; ++fw) {
-          const dft::cplx got = X[static_cast<std::size_t>(((row * p.Ci + ci) * p.B + b) * p.Fw + fw)];
-          const cd want = ref[static_cast<std::size_t>(row * p.Fw + fw)];
+      RC_ASSERT(std::fabs(S[static_cast<std::size_t>(b * p.c_in + ci)] - sum) <= 1e-12 * (l1 + 1.0));
+      const std::vector<cd> ref = brute_dft3(v.data(), p.D, p.H, p.W, p.dft_d, p.dft_h, p.dft_w, p.n_fw);
+      for (int64_t row = 0; row < int64_t{p.dft_d} * p.dft_h; ++row)
+        for (int64_t fw = 0; fw < p.n_fw; ++fw) {
+          const dft::cplx got = X[static_cast<std::size_t>(((row * p.c_in + ci) * p.B + b) * p.n_fw + fw)];
+          const cd want = ref[static_cast<std::size_t>(row * p.n_fw + fw)];
           RC_LOG() << "b=" << b << " ci=" << ci << " row=" << row << " fw=" << fw << " got=(" << got.re << ","
                    << got.im << ") want=" << want << " dist=" << dist_name(d) << "\n";
           // fp32 transforms: error ~ a few ulps of the l1 norm.
@@ -355,27 +355,29 @@ RC_GTEST_PROP(FusedK77Spectra, WeightDepthTransformMatchesBruteForce, ()) {
   const k77::detail::plan pl = k77::detail::make_plan(prob);
   k77::detail::params p = pl.prm;
   const int64_t k = p.k;
-  std::vector<float> w(static_cast<std::size_t>(p.Ci * p.Co * k * k * k));
+  std::vector<float> w(static_cast<std::size_t>(p.c_in * p.c_out * k * k * k));
   fill_uniform(w, -1.0f, 1.0f, rng);
-  std::vector<dft::cplx> h1(static_cast<std::size_t>(p.Ci * p.NDP * k * k * p.Co), {NAN, NAN});
-  std::vector<double> wsum(static_cast<std::size_t>(p.Ci * p.Co), NAN);
+  std::vector<dft::cplx> h1(static_cast<std::size_t>(p.c_in * p.n_d_pairs * k * k * p.c_out), {NAN, NAN});
+  std::vector<double> wsum(static_cast<std::size_t>(p.c_in * p.c_out), NAN);
   p.weight = w.data();
   p.h1 = h1.data();
   p.wsum = wsum.data();
   run_all<k77::detail::no_state>(k77::detail::prep_blocks(p), k77::detail::prep_smem(p),
                                  [&](auto& ex, int64_t blk, unsigned char* s) { k77::detail::prep_program(ex, p, blk, s); });
-  for (int64_t ci = 0; ci < p.Ci; ++ci)
-    for (int64_t c = 0; c < p.Co; ++c) {
-      const float* wt = w.data() + (ci * p.Co + c) * k * k * k;
+  for (int64_t ci = 0; ci < p.c_in; ++ci)
+    for (int64_t c = 0; c < p.c_out; ++c) {
+      const float* wt = w.data() + (ci * p.c_out + c) * k * k * k;
       double sum = 0.0;
       for (int64_t i = 0; i < k * k * k; ++i) sum += wt[i];
-      RC_ASSERT(std::fabs(wsum[static_cast<std::size_t>(ci * p.Co + c)] - sum) <= 1e-12 * (k * k * k));
-      for (int64_t fd = 0; fd < p.NDP; ++fd)
+      RC_ASSERT(std::fabs(wsum[static_cast<std::size_t>(ci * p.c_out + c)] - sum) <= 1e-12 * (k * k * k));
+      for (int64_t fd = 0; fd < p.n_d_pairs; ++fd)
         for (int64_t th = 0; th < k; ++th)
           for (int64_t tw = 0; tw < k; ++tw) {
             cd want = 0.0;
-            for (int64_t td = 0; td < k; ++td) want += static_cast<double>(wt[(td * k + th) * k + tw]) * root(td * fd, p.Nd);
-            const dft::cplx got = h1[static_cast<std::size_t>((((ci * p.NDP + fd) * k + th) * k + tw) * p.Co + c)];
+            for (int64_t td = 0; td < k; ++td)
+              want += static_cast<double>(wt[(td * k + th) * k + tw]) * root(td * fd, p.dft_d);
+            const dft::cplx got =
+                h1[static_cast<std::size_t>((((ci * p.n_d_pairs + fd) * k + th) * k + tw) * p.c_out + c)];
             RC_ASSERT(std::abs(cd(got.re, got.im) - want) <= 1e-6 * static_cast<double>(k));
           }
     }
@@ -655,19 +657,19 @@ pipeline_run run_pipeline(const k77::problem& prob, const std::vector<float>& x,
   const d::plan pl = d::make_plan(prob);
   d::params p = pl.prm;
   pipeline_run r;
-  r.out.assign(static_cast<std::size_t>(p.B * p.Co), std::numeric_limits<float>::quiet_NaN());
+  r.out.assign(static_cast<std::size_t>(p.B * p.c_out), std::numeric_limits<float>::quiet_NaN());
   r.rm = rm;
   r.rv = rv;
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  r.S.assign(static_cast<std::size_t>(p.B * p.Ci), nan);
-  r.wsum.assign(static_cast<std::size_t>(p.Ci * p.Co), nan);
-  r.ybar.assign(static_cast<std::size_t>(p.B * p.Co), nan);
+  r.S.assign(static_cast<std::size_t>(p.B * p.c_in), nan);
+  r.wsum.assign(static_cast<std::size_t>(p.c_in * p.c_out), nan);
+  r.ybar.assign(static_cast<std::size_t>(p.B * p.c_out), nan);
   if (p.training) {
-    r.m2.assign(static_cast<std::size_t>(p.B * p.Co), nan);
-    r.partial.assign(static_cast<std::size_t>(p.n_groups * p.B * p.Co), nan);
-    r.h1.assign(static_cast<std::size_t>(p.Ci * p.NDP * p.k * p.k * p.Co), {NAN, NAN});
-    r.G.assign(static_cast<std::size_t>(p.Ci * p.pairs.count * p.k * p.Co), {NAN, NAN});
-    r.X.assign(static_cast<std::size_t>(int64_t{p.Nd} * p.Nh * p.Ci * p.B * p.Fw), {NAN, NAN});
+    r.m2.assign(static_cast<std::size_t>(p.B * p.c_out), nan);
+    r.partial.assign(static_cast<std::size_t>(p.n_groups * p.B * p.c_out), nan);
+    r.h1.assign(static_cast<std::size_t>(p.c_in * p.n_d_pairs * p.k * p.k * p.c_out), {NAN, NAN});
+    r.G.assign(static_cast<std::size_t>(p.c_in * p.pairs.count * p.k * p.c_out), {NAN, NAN});
+    r.X.assign(static_cast<std::size_t>(int64_t{p.dft_d} * p.dft_h * p.c_in * p.B * p.n_fw), {NAN, NAN});
   }
   p.x = x.data();
   p.weight = w.data();
@@ -698,7 +700,7 @@ pipeline_run run_pipeline(const k77::problem& prob, const std::vector<float>& x,
       run_all<d::gemm_state<TB>>(d::gemm_blocks(p), pl.gemm_smem,
                                  [&](auto& ex, int64_t b, unsigned char* s) { d::gemm_program<TB>(ex, p, b, s); }, ord);
     };
-    switch (p.tb) {
+    switch (p.batch_tile) {
       case 1: gemm(std::integral_constant<int, 1>{}); break;
       case 2: gemm(std::integral_constant<int, 2>{}); break;
       case 4: gemm(std::integral_constant<int, 4>{}); break;
@@ -860,14 +862,14 @@ TEST(FusedK77Validation, WorkspaceAtTheDefaultConfig) {
 TEST(FusedK77Validation, DefaultDecomposition) {
   const auto pl = k77::detail::make_plan({16, 64, 128, 16, 32, 32, 5, 2.0, 1e-5, 0.1, true});
   const auto& p = pl.prm;
-  EXPECT_EQ(p.Fw, 19);
+  EXPECT_EQ(p.n_fw, 19);
   EXPECT_EQ(p.pairs.count, 19 + 9 * 36 + 19);  // fd = 0, 1..9, 10
   EXPECT_EQ(p.n_units, p.pairs.count * 19);
-  EXPECT_EQ(p.tb, 16);
+  EXPECT_EQ(p.batch_tile, 16);
   EXPECT_EQ(p.n_ctiles, 4);
-  EXPECT_EQ(p.npb, 2);
-  EXPECT_EQ(p.kc, 8);
-  EXPECT_EQ(p.js, 8);
+  EXPECT_EQ(p.pair_rows, 2);
+  EXPECT_EQ(p.chunk_channels, 8);
+  EXPECT_EQ(p.chunk_columns, 8);
   // Two blocks per SM for both big kernels.
   EXPECT_LE(pl.gemm_smem, k77::detail::k_smem_two_blocks);
   EXPECT_LE(pl.x_smem, k77::detail::k_smem_two_blocks);

@@ -219,7 +219,7 @@ RC_GTEST_PROP(FusedBorderSums, ColumnRowsInFlatRangeMatchesBruteForce, ()) {
   const int64_t a = *rc::gen::inRange<int64_t>(0, h * w + 1);
   const int64_t b = *rc::gen::inRange<int64_t>(a, h * w + 1);
   const int64_t j = *rc::gen::inRange<int64_t>(0, w);
-  const index_interval rows = fb::fused::column_rows_in_flat_range(a, b, j, w, h);
+  const index_interval rows = fb::fused::math::column_rows_in_flat_range(a, b, j, w, h);
   for (int64_t i = 0; i < h; ++i) {
     const int64_t e = i * w + j;
     RC_ASSERT((e >= a && e < b) == rows.contains(i));
@@ -281,8 +281,8 @@ RC_GTEST_PROP(FusedBorderSums, TapRectSumMatchesBruteForce, ()) {
           if (oh >= 0 && oh < gh.n_out && ow >= 0 && ow < gw.n_out && in_chunk(i * w + j))
             brute += plane[static_cast<std::size_t>(i * w + j)];
         }
-      const double got = fb::fused::tap_rect_sum(total, bh, bw, ih, iw, row_sums.data(), col_sums.data(),
-                                                 plane.data(), w, a, b_end);
+      const double got = fb::fused::math::tap_rect_sum(total, bh, bw, ih, iw, row_sums.data(), col_sums.data(),
+                                                       plane.data(), w, a, b_end);
       RC_ASSERT(std::fabs(got - brute) <= 1e-12 * (total_abs + 1.0));
     }
 }
@@ -303,7 +303,7 @@ RC_GTEST_PROP(FusedLogsumexp, MatchesNaiveAndIsStable, ()) {
   for (double v : z) naive += std::exp(v);
   naive = std::log(naive);
   for (double& v : z) v += shift;
-  const double got = fb::fused::logsumexp(z.data(), n);
+  const double got = fb::fused::math::logsumexp(z.data(), n);
   RC_ASSERT(std::isfinite(got));
   RC_ASSERT(std::fabs(got - (naive + shift)) <= 1e-12 * (std::fabs(shift) + std::fabs(naive) + 1.0));
 }

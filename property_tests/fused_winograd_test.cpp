@@ -12,7 +12,7 @@
 
 namespace {
 
-namespace wg = fb::fused::winograd;
+namespace wg = fb::fused::math::winograd;
 using block = double[3][3][3];
 using taps = double[2][2][2];
 

@@ -9,7 +9,7 @@
 /// the values are the same either way.
 #include "fused/arch/host_device.cuh"
 
-namespace fb::fused {
+namespace fb::fused::arch {
 
 /// *dst = *src, 4 bytes (cp.async.ca: cached in L1 too).
 FB_HOST_DEVICE void cp_async_4(float* dst, const float* src) {
@@ -64,4 +64,4 @@ FB_HOST_DEVICE void cp_async_wait_all_but_last() {
 #endif
 }
 
-}  // namespace fb::fused
+}  // namespace fb::fused::arch

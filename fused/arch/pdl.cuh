@@ -10,7 +10,7 @@
 /// in order: both calls do nothing there.
 #include "fused/arch/host_device.cuh"
 
-namespace fb::fused {
+namespace fb::fused::arch {
 
 /// Blocks until the preceding kernel on the stream has completed and its writes are visible (at
 /// once when this kernel was not launched as a dependent).
@@ -27,4 +27,4 @@ FB_HOST_DEVICE void allow_dependent_launch() {
 #endif
 }
 
-}  // namespace fb::fused
+}  // namespace fb::fused::arch

@@ -7,7 +7,7 @@
 #endif
 #include <cstdint>
 
-namespace fb::fused::device {
+namespace fb::fused::arch {
 
 /// Precision of the per-float4 sum. kExact: every element converted to fp64 (exact) before adding;
 /// needed where sums are later cancelled by inclusion-exclusion (#44). Otherwise the 4 lanes of a
@@ -55,4 +55,4 @@ __device__ __forceinline__ double warp_lane_range_sum(const float* __restrict__ 
   return acc0 + acc1;
 }
 
-}  // namespace fb::fused::device
+}  // namespace fb::fused::arch

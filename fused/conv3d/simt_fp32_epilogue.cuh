@@ -27,7 +27,7 @@
 #include "fused/conv3d/simt_fp32_outputs.cuh"
 #include "fused/exec/block_program.cuh"
 
-namespace fb::fused::convt3d_tile {
+namespace fb::fused::conv3d::simt_fp32 {
 
 /// A thread's registers across conv_tile_block's phases (its executors' thread_state): the
 /// accumulators and the partial sum of the current channel group (two-level accumulation).
@@ -63,4 +63,4 @@ struct is_simt_epilogue_policy
 template <class P, class Exec>
 constexpr bool is_simt_epilogue_policy_v = is_simt_epilogue_policy<P, Exec>::value;
 
-}  // namespace fb::fused::convt3d_tile
+}  // namespace fb::fused::conv3d::simt_fp32

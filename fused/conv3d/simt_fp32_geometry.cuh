@@ -12,7 +12,7 @@
 #include "fused/arch/read_only.cuh"
 #include "fused/math/convt_phase.cuh"
 
-namespace fb::fused::convt3d_tile {
+namespace fb::fused::conv3d::simt_fp32 {
 
 // ---------------------------------------------------------------------------------------------
 // Compile-time tile shape. Fixed constants (not derived from the device), so the decomposition and
@@ -95,8 +95,8 @@ struct geometry {
   int64_t group_products;    ///< most products per partial sum (two-level accumulation: group_products_for)
   int64_t wt_floats;         ///< arranged weights: n_co_blocks * c_in * k^3 * k_co_block
   int64_t wt_co_block_floats;  ///< those of one channel block: c_in * k^3 * k_co_block (no division per phase)
-  // x tile in shared memory: [ci][xd][xh][xw], row stride xw (floats)
-  int xd, xh, xw, x_plane, x_ci;
+  // x tile in shared memory: [ci][x_tile_d][x_tile_h][x_tile_w], row stride x_tile_w (floats)
+  int x_tile_d, x_tile_h, x_tile_w, x_plane, x_ci;
   int smem_w_offset;         ///< floats: the phase's weights [ci][tap][k_co_block] after the x tile
   int w_buffer_floats;       ///< floats of one weight buffer: ci_chunk * J0^3 * k_co_block
   int w_buffers;             ///< 2: the next phase's weights load while this phase computes (one chunk only)
@@ -107,7 +107,7 @@ struct geometry {
 /// Where a block works: sample, channel block, tile, and the first base of its tile per dimension.
 /// 32-bit: make_geometry bounds every extent, and fewer live registers leave room for the tile.
 struct block_pos {
-  int b, cob, tile;
+  int b, co_block, tile;
   int q0[3];
 };
 
@@ -115,7 +115,7 @@ struct block_pos {
 /// tile from L2), then the tile, then the sample.
 FB_HOST_DEVICE block_pos block_of(const geometry& g, int64_t block) {
   block_pos bp;
-  bp.cob = static_cast<int>(block % g.n_co_blocks);
+  bp.co_block = static_cast<int>(block % g.n_co_blocks);
   const int64_t rest = block / g.n_co_blocks;
   bp.tile = static_cast<int>(rest % g.tiles_per_sample);
   bp.b = static_cast<int>(rest / g.tiles_per_sample);
@@ -216,11 +216,11 @@ FB_HOST_DEVICE int64_t phase_weight_offset(const geometry& g, int64_t ph) {
   return taps * g.c_in * k_co_block;
 }
 
-/// A thread's place in the block: lane = base along w, (wd, wh, wc) = its warp's sub-tile.
-/// dq, hq, wq: its first bases relative to the tile's (bp.q0).
+/// A thread's place in the block: lane = base along w, (warp_d, warp_h, warp_c) = its warp's
+/// sub-tile. base_d, base_h, base_w: its first bases relative to the tile's (bp.q0).
 struct thread_pos {
-  int lane, warp, wd, wh, wc;
-  int dq, hq, wq;
+  int lane, warp, warp_d, warp_h, warp_c;
+  int base_d, base_h, base_w;
 };
 
 /// Thread tid of the block.
@@ -228,12 +228,12 @@ FB_HOST_DEVICE thread_pos thread_of(int tid) {
   thread_pos t;
   t.lane = tid & 31;
   t.warp = tid >> 5;
-  t.wc = t.warp % k_warps_c;
-  t.wh = (t.warp / k_warps_c) % k_warps_h;
-  t.wd = t.warp / (k_warps_c * k_warps_h);
-  t.dq = t.wd;
-  t.hq = t.wh * k_rows;
-  t.wq = t.lane;
+  t.warp_c = t.warp % k_warps_c;
+  t.warp_h = (t.warp / k_warps_c) % k_warps_h;
+  t.warp_d = t.warp / (k_warps_c * k_warps_h);
+  t.base_d = t.warp_d;
+  t.base_h = t.warp_h * k_rows;
+  t.base_w = t.lane;
   return t;
 }
 
@@ -241,20 +241,25 @@ FB_HOST_DEVICE thread_pos thread_of(int tid) {
 /// memory offset in the tap loop is an immediate; read from the geometry for the generic one.
 template <int kJ0>
 struct x_layout {
-  static constexpr int xd = k_tile_qd + kJ0 - 1;
-  static constexpr int xh = k_tile_qh + kJ0 - 1;
-  static constexpr int xw = k_tile_qw + kJ0 - 1;
-  static constexpr int plane = xh * xw;
-  static constexpr int ci = xd * plane;
+  static constexpr int x_tile_d = k_tile_qd + kJ0 - 1;
+  static constexpr int x_tile_h = k_tile_qh + kJ0 - 1;
+  static constexpr int x_tile_w = k_tile_qw + kJ0 - 1;
+  static constexpr int plane = x_tile_h * x_tile_w;
+  static constexpr int ci = x_tile_d * plane;
   static constexpr int j0 = kJ0;
   FB_HOST_DEVICE explicit x_layout(const geometry&) {}
 };
 
 template <>
 struct x_layout<0> {
-  int xd, xh, xw, plane, ci, j0;
+  int x_tile_d, x_tile_h, x_tile_w, plane, ci, j0;
   FB_HOST_DEVICE explicit x_layout(const geometry& g)
-      : xd(g.xd), xh(g.xh), xw(g.xw), plane(g.x_plane), ci(g.x_ci), j0(static_cast<int>(g.j0)) {}
+      : x_tile_d(g.x_tile_d),
+        x_tile_h(g.x_tile_h),
+        x_tile_w(g.x_tile_w),
+        plane(g.x_plane),
+        ci(g.x_ci),
+        j0(static_cast<int>(g.j0)) {}
 };
 
 using fb::fused::load_ro;   // read-only loads (fused/arch/read_only.cuh)
@@ -323,11 +328,11 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
   g.n_blocks = batch * g.tiles_per_sample * g.n_co_blocks;
   g.wt_co_block_floats = c_in * k * k * k * k_co_block;
   g.wt_floats = g.n_co_blocks * g.wt_co_block_floats;
-  g.xd = static_cast<int>(k_tile_qd + g.j0 - 1);
-  g.xh = static_cast<int>(k_tile_qh + g.j0 - 1);
-  g.xw = static_cast<int>(k_tile_qw + g.j0 - 1);
-  g.x_plane = g.xh * g.xw;
-  g.x_ci = g.xd * g.x_plane;
+  g.x_tile_d = static_cast<int>(k_tile_qd + g.j0 - 1);
+  g.x_tile_h = static_cast<int>(k_tile_qh + g.j0 - 1);
+  g.x_tile_w = static_cast<int>(k_tile_qw + g.j0 - 1);
+  g.x_plane = g.x_tile_h * g.x_tile_w;
+  g.x_ci = g.x_tile_d * g.x_plane;
   // Per input channel: its x tile and the weights of the phase with the most taps (J0^3).
   const int64_t w_per_ci = g.j0 * g.j0 * g.j0 * k_co_block;
   const int64_t per_ci_bytes = (g.x_ci + w_per_ci) * static_cast<int64_t>(sizeof(float));
@@ -363,4 +368,4 @@ inline geometry make_geometry(int64_t batch, int64_t c_in, int64_t c_out, int64_
   return g;
 }
 
-}  // namespace fb::fused::convt3d_tile
+}  // namespace fb::fused::conv3d::simt_fp32

@@ -4,7 +4,7 @@
 
 #include "fused/conv3d/simt_fp32_staging.cuh"
 
-namespace fb::fused::convt3d_tile {
+namespace fb::fused::conv3d::simt_fp32 {
 
 /// A register tile of a thread: k_rows bases along h x k_co_thread channels. A thread holds two:
 /// the outputs' accumulators (acc) and the partial sum of the current channel group (part).
@@ -41,11 +41,11 @@ FB_HOST_DEVICE void load_weights(const float* p, float (&w)[k_co_thread]) {
 #endif
 }
 
-/// The thread's x pointer: tile element (ci 0, base row wd, first base row wh*k_rows, lane) with
+/// The thread's x pointer: tile element (ci 0, base row warp_d, first base row warp_h*k_rows, lane) with
 /// tap 0; tap j reads j lines lower (input index q - j).
 template <class XL>
 FB_HOST_DEVICE const float* x_base(const XL& xl, const thread_pos& t, const float* xs) {
-  return xs + (t.dq + xl.j0 - 1) * xl.plane + (t.hq + xl.j0 - 1) * xl.xw + t.wq + xl.j0 - 1;
+  return xs + (t.base_d + xl.j0 - 1) * xl.plane + (t.base_h + xl.j0 - 1) * xl.x_tile_w + t.base_w + xl.j0 - 1;
 }
 
 /// One input channel's taps of a phase with JD x JH x JW taps known at compile time, added to the
@@ -62,7 +62,7 @@ FB_HOST_DEVICE void channel_fixed(acc_tile& p, const XL& xl, const float* xc, co
       // x rows base-1 .. base+k_rows-1 relative to tap jh = JH-1: window u = r - jh + JH - 1.
       float xv[kWin];
       FB_UNROLL
-      for (int u = 0; u < kWin; ++u) xv[u] = xc[-jd * xl.plane + (u - (JH - 1)) * xl.xw - jw];
+      for (int u = 0; u < kWin; ++u) xv[u] = xc[-jd * xl.plane + (u - (JH - 1)) * xl.x_tile_w - jw];
       FB_UNROLL
       for (int jh = 0; jh < JH; ++jh) {
         float w[k_co_thread];
@@ -88,10 +88,10 @@ FB_HOST_DEVICE void channel_any(acc_tile& p, const XL& xl, const float* xc, cons
       for (int jh = 0; jh < pp.jh; ++jh) {
         float w[k_co_thread];
         load_weights(wc + ((jd * pp.jh + jh) * pp.jw + jw) * k_co_block, w);
-        const float* xp = xc - jd * xl.plane - jh * xl.xw - jw;
+        const float* xp = xc - jd * xl.plane - jh * xl.x_tile_w - jw;
         FB_UNROLL
         for (int r = 0; r < k_rows; ++r) {
-          const float xv = xp[r * xl.xw];
+          const float xv = xp[r * xl.x_tile_w];
           FB_UNROLL
           for (int c = 0; c < k_co_thread; ++c) p.v[r][c] = fma32(xv, w[c], p.v[r][c]);
         }
@@ -176,7 +176,7 @@ FB_HOST_DEVICE void accumulate(const geometry& g, const phase_pos& pp, int64_t c
   const int n_ci = static_cast<int>(min_i64(g.ci_chunk, g.c_in - ci0));
   const int c_in = static_cast<int>(g.c_in);
   const float* xb = x_base(xl, t, xs);
-  const float* wb = ws + t.wc * k_co_thread;
+  const float* wb = ws + t.warp_c * k_co_thread;
   if constexpr (kJ0 == 1) {
     accumulate_groups<1, 1, 1>(acc, part, xl, xb, wb, ci0, n_ci, c_in, pp);
   } else if constexpr (kJ0 == 2) {
@@ -195,4 +195,4 @@ FB_HOST_DEVICE void accumulate(const geometry& g, const phase_pos& pp, int64_t c
   }
 }
 
-}  // namespace fb::fused::convt3d_tile
+}  // namespace fb::fused::conv3d::simt_fp32

@@ -4,7 +4,7 @@
 
 #include "fused/conv3d/simt_fp32_geometry.cuh"
 
-namespace fb::fused::convt3d_tile {
+namespace fb::fused::conv3d::simt_fp32 {
 
 /// The outputs a thread's accumulators stand for in one phase.
 struct thread_outputs {
@@ -22,9 +22,9 @@ FB_HOST_DEVICE thread_outputs outputs_of(const geometry& g, const block_pos& bp,
   thread_outputs o;
   const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
   // output_of / has_output of phase_dim, in 32-bit (every coordinate is below 2^22).
-  o.qd = bp.q0[0] + t.dq;
-  o.qh0 = bp.q0[1] + t.hq;
-  o.qw = bp.q0[2] + t.wq;
+  o.qd = bp.q0[0] + t.base_d;
+  o.qh0 = bp.q0[1] + t.base_h;
+  o.qw = bp.q0[2] + t.base_w;
   // 32-bit comparisons too (n_out < 2^27, c_out <= 2^20): this runs per phase in every thread.
   const int d_out = static_cast<int>(g.dim[0].n_out), h_out = static_cast<int>(g.dim[1].n_out),
             w_out = static_cast<int>(g.dim[2].n_out);
@@ -36,7 +36,7 @@ FB_HOST_DEVICE thread_outputs outputs_of(const geometry& g, const block_pos& bp,
     o.oh[r] = (o.qh0 + r) * s + pp.r[1] - p;
     o.row_ok[r] = o.oh[r] >= 0 && o.oh[r] < h_out;
   }
-  o.co0 = bp.cob * k_co_block + t.wc * k_co_thread;
+  o.co0 = bp.co_block * k_co_block + t.warp_c * k_co_thread;
   const int co_left = static_cast<int>(g.c_out) - o.co0;
   o.n_co = co_left < k_co_thread ? co_left : k_co_thread;
   return o;
@@ -47,12 +47,12 @@ FB_HOST_DEVICE thread_outputs outputs_of(const geometry& g, const block_pos& bp,
 /// it is evaluated before the tap loop, and nothing of it must stay live through the loop.
 FB_HOST_DEVICE bool has_outputs(const geometry& g, const block_pos& bp, const phase_pos& pp, const thread_pos& t) {
   const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
-  const int od = (bp.q0[0] + t.dq) * s + pp.r[0] - p;
-  const int ow = (bp.q0[2] + t.wq) * s + pp.r[2] - p;
-  const int oh_first = (bp.q0[1] + t.hq) * s + pp.r[1] - p;  // rows increase with r
+  const int od = (bp.q0[0] + t.base_d) * s + pp.r[0] - p;
+  const int ow = (bp.q0[2] + t.base_w) * s + pp.r[2] - p;
+  const int oh_first = (bp.q0[1] + t.base_h) * s + pp.r[1] - p;  // rows increase with r
   const int oh_last = oh_first + (k_rows - 1) * s;
   return od >= 0 && od < g.dim[0].n_out && ow >= 0 && ow < g.dim[2].n_out && oh_last >= 0 &&
-         oh_first < g.dim[1].n_out && bp.cob * k_co_block + t.wc * k_co_thread < g.c_out;
+         oh_first < g.dim[1].n_out && bp.co_block * k_co_block + t.warp_c * k_co_thread < g.c_out;
 }
 
 /// The taps j in [lo, hi) of a phase with J taps along one dimension that read inside the input
@@ -113,4 +113,4 @@ FB_HOST_DEVICE int class_combo(const geometry& g, const phase_pos& pp, int qd, i
   return class_combo_at(g, pp, class_combo_dw(g, pp, qd, qw), qh);
 }
 
-}  // namespace fb::fused::convt3d_tile
+}  // namespace fb::fused::conv3d::simt_fp32

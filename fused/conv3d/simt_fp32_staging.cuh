@@ -5,7 +5,7 @@
 #include "fused/arch/cp_async.cuh"
 #include "fused/conv3d/simt_fp32_geometry.cuh"
 
-namespace fb::fused::convt3d_tile {
+namespace fb::fused::conv3d::simt_fp32 {
 
 /// Stages input channels [cc*ci_chunk, ...) of the block's x tile into xs, zeros outside the input.
 /// centre (may be null): per (b, ci) fp32 values [b * c_in + ci] subtracted from x inside the input
@@ -21,7 +21,7 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
   const x_layout<kJ0> xl(g);
   const int64_t ci0 = cc * g.ci_chunk;
   const int n_ci = static_cast<int>(min_i64(g.ci_chunk, g.c_in - ci0));
-  const int n_rows = n_ci * xl.xd * xl.xh;
+  const int n_rows = n_ci * xl.x_tile_d * xl.x_tile_h;
   // 32-bit extents (make_plan bounds them by 2^20); only the element offset is 64-bit. Few live
   // registers: in the chunked path the accumulators stay live through this step.
   const int D = static_cast<int>(g.dim[0].n_in), H = static_cast<int>(g.dim[1].n_in), W = static_cast<int>(g.dim[2].n_in);
@@ -30,10 +30,10 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
   const float* cb = centre != nullptr ? centre + static_cast<int64_t>(bp.b) * g.c_in + ci0 : nullptr;
   // Row `row` of the tile: its input row pointer, or null when the row lies outside the input.
   auto row_src = [&](int row) -> const float* {
-    const int ci = row / (xl.xd * xl.xh);
-    const int rem = row - ci * (xl.xd * xl.xh);
-    const int xd = rem / xl.xh;
-    const int xh = rem - xd * xl.xh;
+    const int ci = row / (xl.x_tile_d * xl.x_tile_h);
+    const int rem = row - ci * (xl.x_tile_d * xl.x_tile_h);
+    const int xd = rem / xl.x_tile_h;
+    const int xh = rem - xd * xl.x_tile_h;
     const int id = id0 + xd, ih = ih0 + xh;
     if (id < 0 || id >= D || ih < 0 || ih >= H) return nullptr;
     return xb + ((static_cast<int64_t>(ci) * D + id) * H + ih) * W;
@@ -42,7 +42,7 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
   const int iw = iw0 + lane;
   const bool lane_in = iw >= 0 && iw < W;
   constexpr int kLanes = 32;
-  const int rows_per_ci = xl.xd * xl.xh;  // >= k_tile_qd * k_tile_qh = 16 > k_warps
+  const int rows_per_ci = xl.x_tile_d * xl.x_tile_h;  // >= k_tile_qd * k_tile_qh = 16 > k_warps
   // The first 32 columns: rows warp, warp + k_warps, ... in batches of 32 rows, a bit per row
   // saying whether it was copied (inside the input), so that the centring step revisits only those
   // without recomputing addresses. The row's place (xd, xh) and its element offset advance by
@@ -54,39 +54,39 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
   for (int batch0 = warp; batch0 < n_rows; batch0 += 32 * k_warps) {
     unsigned copied = 0;
     int ci = batch0 / rows_per_ci, rem = batch0 - ci * rows_per_ci;
-    int xd = rem / xl.xh, xh = rem - xd * xl.xh;
+    int xd = rem / xl.x_tile_h, xh = rem - xd * xl.x_tile_h;
     // Offset of (ci, id0 + xd, ih0 + xh, iw) from xb; rows outside the input are never read.
     int64_t off = (static_cast<int64_t>(ci) * D + (id0 + xd)) * hw_in + static_cast<int64_t>(ih0 + xh) * W + iw;
     for (int i = 0; i < 32; ++i) {
       const int row = batch0 + i * k_warps;
       if (row >= n_rows) break;
       const int id = id0 + xd, ih = ih0 + xh;
-      float* dst = xs + row * xl.xw + lane;
+      float* dst = xs + row * xl.x_tile_w + lane;
       if (lane_in && id >= 0 && id < D && ih >= 0 && ih < H) {
-        cp_async_4(dst, xb + off);
+        arch::cp_async_4(dst, xb + off);
         copied |= 1u << i;
       } else {
         *dst = 0.0f;
       }
       xh += k_warps;
       off += static_cast<int64_t>(k_warps) * W;
-      if (xh >= xl.xh) {
-        xh -= xl.xh;
+      if (xh >= xl.x_tile_h) {
+        xh -= xl.x_tile_h;
         ++xd;
-        off += hw_in - static_cast<int64_t>(xl.xh) * W;
-        if (xd == xl.xd) {
+        off += hw_in - static_cast<int64_t>(xl.x_tile_h) * W;
+        if (xd == xl.x_tile_d) {
           xd = 0;
-          off += (static_cast<int64_t>(D) - xl.xd) * hw_in;
+          off += (static_cast<int64_t>(D) - xl.x_tile_d) * hw_in;
         }
       }
     }
     if (cb == nullptr || copied == 0) continue;
-    cp_async_wait_all();
+    arch::cp_async_wait_all();
     ci = batch0 / rows_per_ci;
     rem = batch0 - ci * rows_per_ci;
     for (int i = 0; i < 32; ++i) {
       if ((copied >> i) & 1u) {
-        float* dst = xs + (batch0 + i * k_warps) * xl.xw + lane;
+        float* dst = xs + (batch0 + i * k_warps) * xl.x_tile_w + lane;
         *dst = *dst - load_ro(cb + ci);
       }
       rem += k_warps;
@@ -94,7 +94,7 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
     }
   }
   // Columns 32 .. xw-1 (the J0 - 1 halo columns past the lanes), flattened over all threads.
-  const int tail = xl.xw - kLanes;
+  const int tail = xl.x_tile_w - kLanes;
   if (tail > 0) {
     const int div = tail > 0 ? tail : 1;  // (tail is a constant 0 for kJ0 = 1)
     auto each_tail = [&](auto&& f) {
@@ -107,17 +107,17 @@ FB_HOST_DEVICE void stage_x(const geometry& g, const block_pos& bp, int64_t cc, 
       }
     };
     each_tail([&](int row, int col, const float* src) {
-      float* dst = xs + row * xl.xw + col;
+      float* dst = xs + row * xl.x_tile_w + col;
       if (src != nullptr)
-        cp_async_4(dst, src);
+        arch::cp_async_4(dst, src);
       else
         *dst = 0.0f;
     });
     if (cb == nullptr) return;
-    cp_async_wait_all();
+    arch::cp_async_wait_all();
     each_tail([&](int row, int col, const float* src) {
       if (src == nullptr) return;
-      float* dst = xs + row * xl.xw + col;
+      float* dst = xs + row * xl.x_tile_w + col;
       *dst = *dst - load_ro(cb + row / rows_per_ci);
     });
   }
@@ -130,9 +130,9 @@ FB_HOST_DEVICE void stage_w(const geometry& g, const block_pos& bp, const phase_
                             int64_t cc, int tid, const float* wt, float* ws) {
   const int64_t ci0 = cc * g.ci_chunk;
   const int64_t n_ci = min_i64(g.ci_chunk, g.c_in - ci0);
-  const float* src = wt + bp.cob * g.wt_co_block_floats + phase_offset + ci0 * pp.taps * k_co_block;
+  const float* src = wt + bp.co_block * g.wt_co_block_floats + phase_offset + ci0 * pp.taps * k_co_block;
   const int n4 = static_cast<int>(n_ci * pp.taps * (k_co_block / 4));
-  for (int e = tid; e < n4; e += k_threads) cp_async_16(ws + 4 * e, src + 4 * e);
+  for (int e = tid; e < n4; e += k_threads) arch::cp_async_16(ws + 4 * e, src + 4 * e);
 }
 
-}  // namespace fb::fused::convt3d_tile
+}  // namespace fb::fused::conv3d::simt_fp32

@@ -57,7 +57,7 @@
 #include "fused/conv3d/simt_fp32_staging.cuh"
 #include "fused/exec/block_program.cuh"
 
-namespace fb::fused::convt3d_tile {
+namespace fb::fused::conv3d::simt_fp32 {
 
 // ---------------------------------------------------------------------------------------------
 // The block programs and their executors: a block executor (fused/exec/block_program.cuh) whose
@@ -112,7 +112,7 @@ template <int kJ0, bool kChunked, class Exec, class Policy>
 FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x, const float* centre, const float* wt,
                                     int64_t block, float* smem, const Policy& policy) {
   static_assert(exec::is_block_executor_v<Exec, thread_state>,
-                "conv_tile_block runs on a block executor whose threads carry convt3d_tile::thread_state");
+                "conv_tile_block runs on a block executor whose threads carry conv3d::simt_fp32::thread_state");
   static_assert(is_simt_epilogue_policy_v<Policy, Exec>,
                 "conv_tile_block's Policy must be an epilogue policy (fused/conv3d/simt_fp32_epilogue.cuh)");
   const block_pos bp = block_of(g, block);
@@ -153,7 +153,7 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
           if (pp.taps > 0) stage_w(g, bp, pp, phase_offset, cc, tid, wt, ws);
           if (cc == 0) policy.phase_begin(tid, bp, pp, region);
         }
-        cp_async_wait_all();
+        arch::cp_async_wait_all();
       });
       ex.sync();
       if (prefetch && ph + 1 < static_cast<int>(g.n_phases))
@@ -184,4 +184,4 @@ FB_HOST_DEVICE void conv_tile_block(Exec& ex, const geometry& g, const float* x,
   policy.finish(ex, bp, region);
 }
 
-}  // namespace fb::fused::convt3d_tile
+}  // namespace fb::fused::conv3d::simt_fp32

@@ -42,7 +42,7 @@ struct sums_params {
   const float* weight;
   double* part;
   double* wsum;
-  int64_t hw, chunks_per_plane, n_wsum_items, n_items, n_pairs, kk;
+  int64_t plane_size, chunks_per_plane, n_wsum_items, n_items, n_pairs, n_taps;
 };
 
 __global__ void __launch_bounds__(k_block) sums_kernel(const sums_params prm) {
@@ -53,12 +53,13 @@ __global__ void __launch_bounds__(k_block) sums_kernel(const sums_params prm) {
   for (int64_t item = static_cast<int64_t>(blockIdx.x) * k_warps + warp; item < prm.n_items; item += warps_total) {
     if (item < prm.n_wsum_items) {
       const int64_t pair = item * detail::k_wsum_pairs_per_item + lane;
-      if (pair < prm.n_pairs) prm.wsum[pair] = detail::weight_tap_sum(prm.weight + pair * prm.kk, prm.kk);
+      if (pair < prm.n_pairs) prm.wsum[pair] = detail::weight_tap_sum(prm.weight + pair * prm.n_taps, prm.n_taps);
     } else {
       const int64_t c = item - prm.n_wsum_items;  // chunk index: plane * chunks_per_plane + q
       const int64_t plane = c / prm.chunks_per_plane;
-      const detail::chunk_range r = detail::chunk_of(c - plane * prm.chunks_per_plane, prm.hw);
-      double s = device::warp_lane_range_sum<k_unroll, false>(prm.x + plane * prm.hw + r.begin, r.end - r.begin, lane);
+      const detail::chunk_range r = detail::chunk_of(c - plane * prm.chunks_per_plane, prm.plane_size);
+      double s =
+          arch::warp_lane_range_sum<k_unroll, false>(prm.x + plane * prm.plane_size + r.begin, r.end - r.begin, lane);
       s = warp_reduce(temp[warp]).Sum(s);
       if (lane == 0) prm.part[c] = s;
       __syncwarp();
@@ -110,9 +111,9 @@ __global__ void __launch_bounds__(k_block) lse_kernel(const lse_params prm) {
     __syncthreads();
     const double z_max = z_max_shared;
     double local_sum = 0.0;
-    for (int64_t co = threadIdx.x; co < prm.c_out; co += k_block) local_sum += lse_term(zb[co], z_max);
+    for (int64_t co = threadIdx.x; co < prm.c_out; co += k_block) local_sum += math::lse_term(zb[co], z_max);
     const double sum = block_reduce(btemp).Sum(local_sum);
-    if (threadIdx.x == 0) prm.out[b] = static_cast<float>(detail::k_output_scale * lse_finish(z_max, sum));
+    if (threadIdx.x == 0) prm.out[b] = static_cast<float>(detail::k_output_scale * math::lse_finish(z_max, sum));
     __syncthreads();  // btemp, z_max_shared and S are reused for the next sample
   }
 }
@@ -137,12 +138,12 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   sp.weight = weight;
   sp.part = ws + pl.off_part;
   sp.wsum = ws + pl.off_wsum;
-  sp.hw = pl.hw;
+  sp.plane_size = pl.plane_size;
   sp.chunks_per_plane = pl.chunks_per_plane;
   sp.n_wsum_items = pl.n_wsum_items;
   sp.n_items = pl.n_wsum_items + pl.n_chunk_items;
   sp.n_pairs = pl.c_in * pl.c_out;
-  sp.kk = pl.kk;
+  sp.n_taps = pl.n_taps;
   // Persistent grid: as many blocks as stay resident (a chip property, remembered per device:
   // fused/runtime/device_info.h).
   const int64_t resident = fb::fused::resident_blocks(reinterpret_cast<const void*>(sums_kernel), k_block);

@@ -30,11 +30,12 @@ void run_host(const problem& prob, const float* x, const float* weight, const fl
   double* z = ws + pl.off_z;
 
   // Pass 1: plane-chunk sums and Wsum[ci, co] (recomputed every call: parameters change).
-  for (int64_t pair = 0; pair < pl.c_in * pl.c_out; ++pair) wsum[pair] = detail::weight_tap_sum(weight + pair * pl.kk, pl.kk);
+  for (int64_t pair = 0; pair < pl.c_in * pl.c_out; ++pair)
+    wsum[pair] = detail::weight_tap_sum(weight + pair * pl.n_taps, pl.n_taps);
   for (int64_t plane = 0; plane < pl.n_planes; ++plane) {
-    const float* xp = x + plane * pl.hw;
+    const float* xp = x + plane * pl.plane_size;
     for (int64_t q = 0; q < pl.chunks_per_plane; ++q) {
-      const detail::chunk_range r = detail::chunk_of(q, pl.hw);
+      const detail::chunk_range r = detail::chunk_of(q, pl.plane_size);
       double acc = 0.0;
       for (int64_t e = r.begin; e < r.end; ++e) acc += static_cast<double>(xp[e]);
       part[plane * pl.chunks_per_plane + q] = acc;
@@ -53,7 +54,7 @@ void run_host(const problem& prob, const float* x, const float* weight, const fl
     double* zb = z + b * pl.c_out;
     for (int64_t co = 0; co < pl.c_out; ++co)
       zb[co] = detail::channel_logit(sb, wsum, pl.c_in, pl.c_out, co, pl.inv_area, conv_bias[co], bias[co]);
-    out[b] = static_cast<float>(detail::k_output_scale * logsumexp(zb, pl.c_out));
+    out[b] = static_cast<float>(detail::k_output_scale * math::logsumexp(zb, pl.c_out));
   }
 }
 

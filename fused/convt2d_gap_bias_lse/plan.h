@@ -22,7 +22,7 @@ constexpr double k_output_scale = 10.0;
 ///   z[B * C_out]            z[b, co] = mean[b, co] + bias[co]
 struct plan {
   int64_t batch, c_in, c_out, height, width, k;
-  int64_t n_planes, hw, h_out, w_out, kk;
+  int64_t n_planes, plane_size, h_out, w_out, n_taps;
   int64_t chunks_per_plane, n_chunk_items, n_wsum_items;
   int64_t off_part, off_wsum, off_s, off_z, n_doubles;
   double inv_area;  // 1 / (H' * W')
@@ -41,12 +41,12 @@ inline plan make_plan(const problem& p) {
   pl.width = p.width;
   pl.k = p.kernel_size;
   pl.n_planes = p.batch * p.in_channels;
-  pl.hw = p.height * p.width;
+  pl.plane_size = p.height * p.width;
   // Stride 1, padding 0: n_out = n_in + k - 1 and every tap lands inside the output.
   pl.h_out = convt_output_size(p.height, p.kernel_size, 1, 0, 0);
   pl.w_out = convt_output_size(p.width, p.kernel_size, 1, 0, 0);
-  pl.kk = p.kernel_size * p.kernel_size;
-  pl.chunks_per_plane = ceil_div(pl.hw, fb::fused::detail::k_chunk_elems);
+  pl.n_taps = p.kernel_size * p.kernel_size;
+  pl.chunks_per_plane = ceil_div(pl.plane_size, fb::fused::detail::k_chunk_elems);
   pl.n_chunk_items = pl.n_planes * pl.chunks_per_plane;
   pl.n_wsum_items = ceil_div(p.in_channels * p.out_channels, k_wsum_pairs_per_item);
   pl.off_part = 0;

@@ -76,9 +76,9 @@ struct kernel_params {
   double* rect;
   double* contrib;
   unsigned* sample_done;  // [batch], zero on entry
-  int64_t hw, width, height, h_out, w_out, k, kk, stride, padding;
-  int64_t chunks_per_plane, n_items, items_per_sample, nbr, nbc, c_in, c_out;
-  band_1d bh, bw;
+  int64_t plane_size, width, height, h_out, w_out, k, n_taps, stride, padding;
+  int64_t chunks_per_plane, n_items, items_per_sample, n_band_rows, n_band_cols, c_in, c_out;
+  band_1d band_h, band_w;
   double multiplier, inv_area;
   bool item_state_in_smem;  // band partials and R of the batch's items in dynamic shared memory
   int batch_items;          // items per batch, 1..k_max_batch
@@ -98,18 +98,18 @@ struct shared_state {
 /// when they fit (the usual case: a few lines and k*k taps), else in the item's workspace rows.
 /// Shared memory turns the round trips between the barrier-separated steps into ~30-cycle reads.
 struct item_state {
-  double* row_part;  // [nbr]
-  double* col_part;  // [nbc]
+  double* row_part;  // [n_band_rows]
+  double* col_part;  // [n_band_cols]
   double* rect;      // [kk]
 };
 
 /// The state of batch slot r (shared memory) or of item `item` (workspace).
 __device__ __forceinline__ item_state state_of(const kernel_params& prm, double* dyn, int r, int64_t item) {
   if (prm.item_state_in_smem) {
-    double* base = dyn + r * (prm.nbr + prm.nbc + prm.kk);
-    return {base, base + prm.nbr, base + prm.nbr + prm.nbc};
+    double* base = dyn + r * (prm.n_band_rows + prm.n_band_cols + prm.n_taps);
+    return {base, base + prm.n_band_rows, base + prm.n_band_rows + prm.n_band_cols};
   }
-  return {prm.row_part + item * prm.nbr, prm.col_part + item * prm.nbc, prm.rect + item * prm.kk};
+  return {prm.row_part + item * prm.n_band_rows, prm.col_part + item * prm.n_band_cols, prm.rect + item * prm.n_taps};
 }
 
 /// Where an item lies: its plane, sample, input channel and flat range. 32-bit divisions
@@ -124,7 +124,7 @@ __device__ __forceinline__ item_place place_of(const kernel_params& prm, int64_t
   p.plane = static_cast<int64_t>(static_cast<unsigned>(item) / static_cast<unsigned>(prm.chunks_per_plane));
   p.b = static_cast<int64_t>(static_cast<unsigned>(p.plane) / static_cast<unsigned>(prm.c_in));
   p.ci = p.plane - p.b * prm.c_in;
-  p.range = detail::item_range(item - p.plane * prm.chunks_per_plane, prm.hw);
+  p.range = detail::item_range(item - p.plane * prm.chunks_per_plane, prm.plane_size);
   return p;
 }
 
@@ -140,27 +140,27 @@ __device__ __forceinline__ index_interval warp_piece(index_interval item, int wa
 __device__ void sum_item(const kernel_params& prm, shared_state& sh, int r, const item_state& st, const float* xp,
                          index_interval range, int warp, int lane) {
   const index_interval mine = warp_piece(range, warp);
-  double s = device::warp_lane_range_sum<k_unroll, true>(xp + mine.lo, mine.size(), lane);
+  double s = arch::warp_lane_range_sum<k_unroll, true>(xp + mine.lo, mine.size(), lane);
   __syncwarp();  // the reduce storage is reused
   s = warp_reduce(sh.reduce[warp]).Sum(s);
   if (lane == 0) sh.warp_part[r][warp] = s;
-  for (int64_t l = warp; l < prm.nbr + prm.nbc; l += k_warps) {
+  for (int64_t l = warp; l < prm.n_band_rows + prm.n_band_cols; l += k_warps) {
     double v = 0.0;
-    if (l < prm.nbr) {  // a band row: contiguous, re-read from L1/L2
-      const index_interval r = row_in_flat_range(prm.bh.line(l), prm.width, range.lo, range.hi);
-      v = device::warp_lane_range_sum<2, true>(xp + r.lo, r.size(), lane);
+    if (l < prm.n_band_rows) {  // a band row: contiguous, re-read from L1/L2
+      const index_interval r = math::row_in_flat_range(prm.band_h.line(l), prm.width, range.lo, range.hi);
+      v = arch::warp_lane_range_sum<2, true>(xp + r.lo, r.size(), lane);
     } else {  // a band column: one element per row inside the chunk
-      const int64_t j = prm.bw.line(l - prm.nbr);
-      const index_interval rows = column_rows_in_flat_range(range.lo, range.hi, j, prm.width, prm.height);
+      const int64_t j = prm.band_w.line(l - prm.n_band_rows);
+      const index_interval rows = math::column_rows_in_flat_range(range.lo, range.hi, j, prm.width, prm.height);
       for (int64_t i = rows.lo + lane; i < rows.hi; i += 32) v += static_cast<double>(__ldg(xp + i * prm.width + j));
     }
     __syncwarp();  // the reduce storage is reused
     v = warp_reduce(sh.reduce[warp]).Sum(v);
     if (lane == 0) {
-      if (l < prm.nbr)
+      if (l < prm.n_band_rows)
         st.row_part[l] = v;
       else
-        st.col_part[l - prm.nbr] = v;
+        st.col_part[l - prm.n_band_rows] = v;
     }
   }
 }
@@ -172,15 +172,15 @@ __device__ void item_rects(const kernel_params& prm, const shared_state& sh, int
 #pragma unroll
   for (int w = 0; w < k_warps; ++w) total += sh.warp_part[r][w];
   const auto k = static_cast<unsigned>(prm.k);  // 4*k*k < 2^31 (run_cuda checks)
-  for (unsigned tap = t; tap < static_cast<unsigned>(prm.kk); tap += n_threads) {
+  for (unsigned tap = t; tap < static_cast<unsigned>(prm.n_taps); tap += n_threads) {
     const unsigned th = tap / k;
     const unsigned tw = tap - th * k;
     const index_interval ih = th < k_cached_taps ? sh.tap_h[th]
                                                   : convt_tap_interval(prm.height, prm.h_out, prm.stride, prm.padding, th);
     const index_interval iw = tw < k_cached_taps ? sh.tap_w[tw]
                                                   : convt_tap_interval(prm.width, prm.w_out, prm.stride, prm.padding, tw);
-    st.rect[tap] = tap_rect_sum(total, prm.bh, prm.bw, ih, iw, st.row_part, st.col_part, xp, prm.width, range.lo,
-                                range.hi);
+    st.rect[tap] = math::tap_rect_sum(total, prm.band_h, prm.band_w, ih, iw, st.row_part, st.col_part, xp, prm.width,
+                                      range.lo, range.hi);
   }
 }
 
@@ -227,15 +227,15 @@ __global__ void __launch_bounds__(k_block) mul_gap_kernel(const kernel_params pr
     const int nb = static_cast<int>(min_i64(prm.batch_items, run_hi - first));
     for (int r = 0; r < nb; ++r) {  // stream
       const item_place p = place_of(prm, first + r);
-      sum_item(prm, sh, r, state_of(prm, dyn, r, first + r), prm.x + p.plane * prm.hw, p.range, warp, lane);
+      sum_item(prm, sh, r, state_of(prm, dyn, r, first + r), prm.x + p.plane * prm.plane_size, p.range, warp, lane);
     }
     __syncthreads();
     // Tap rectangles of every (item, tap) pair of the batch at once.
-    for (unsigned pair = threadIdx.x; pair < static_cast<unsigned>(nb * prm.kk); pair += k_block) {
-      const int r = static_cast<int>(pair / static_cast<unsigned>(prm.kk));
+    for (unsigned pair = threadIdx.x; pair < static_cast<unsigned>(nb * prm.n_taps); pair += k_block) {
+      const int r = static_cast<int>(pair / static_cast<unsigned>(prm.n_taps));
       const item_place p = place_of(prm, first + r);
-      item_rects(prm, sh, r, state_of(prm, dyn, r, first + r), prm.x + p.plane * prm.hw, p.range,
-                 pair - static_cast<unsigned>(r * prm.kk), static_cast<unsigned>(prm.kk));
+      item_rects(prm, sh, r, state_of(prm, dyn, r, first + r), prm.x + p.plane * prm.plane_size, p.range,
+                 pair - static_cast<unsigned>(r * prm.n_taps), static_cast<unsigned>(prm.n_taps));
     }
     __syncthreads();
     // Contributions of every (item, co) pair of the batch.
@@ -243,9 +243,9 @@ __global__ void __launch_bounds__(k_block) mul_gap_kernel(const kernel_params pr
       const int r = static_cast<int>(static_cast<unsigned>(pair) / static_cast<unsigned>(prm.c_out));
       const int64_t co = pair - r * prm.c_out;
       const item_place p = place_of(prm, first + r);
-      const float* w = prm.weight + (p.ci * prm.c_out + co) * prm.kk;  // W[ci, co, :]
+      const float* w = prm.weight + (p.ci * prm.c_out + co) * prm.n_taps;  // W[ci, co, :]
       prm.contrib[(first + r) * prm.c_out + co] =
-          detail::item_contribution(w, state_of(prm, dyn, r, first + r).rect, prm.kk);
+          detail::item_contribution(w, state_of(prm, dyn, r, first + r).rect, prm.n_taps);
     }
     __syncthreads();  // every contribution is written before the arrivals are published
     if (threadIdx.x == 0) {
@@ -289,7 +289,7 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   // The kernel's 32-bit index math: items and taps must fit.
   fb::fused::detail::require(pl.n_items < (int64_t{1} << 31), m, "batch*in_channels*height*width",
                              "too large (work items must be < 2^31)", pl.n_items);
-  fb::fused::detail::require(pl.kk * k_max_batch < (int64_t{1} << 31), m, "kernel_size",
+  fb::fused::detail::require(pl.n_taps * k_max_batch < (int64_t{1} << 31), m, "kernel_size",
                              "too large (4*k*k must be < 2^31)", pl.k);
   double* ws = fb::fused::detail::aligned_workspace(workspace);
   auto* counters = reinterpret_cast<unsigned*>(reinterpret_cast<unsigned char*>(ws) + pl.counters_byte_offset);
@@ -305,30 +305,31 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   prm.rect = ws + pl.off_rect;
   prm.contrib = ws + pl.off_contrib;
   prm.sample_done = counters;
-  prm.hw = pl.hw;
+  prm.plane_size = pl.plane_size;
   prm.width = pl.width;
   prm.height = pl.height;
   prm.h_out = pl.h_out;
   prm.w_out = pl.w_out;
   prm.k = pl.k;
-  prm.kk = pl.kk;
+  prm.n_taps = pl.n_taps;
   prm.stride = pl.stride;
   prm.padding = pl.padding;
   prm.chunks_per_plane = pl.chunks_per_plane;
   prm.n_items = pl.n_items;
   prm.items_per_sample = pl.items_per_sample;
-  prm.nbr = pl.nbr;
-  prm.nbc = pl.nbc;
+  prm.n_band_rows = pl.n_band_rows;
+  prm.n_band_cols = pl.n_band_cols;
   prm.c_in = pl.c_in;
   prm.c_out = pl.c_out;
-  prm.bh = pl.bh;
-  prm.bw = pl.bw;
+  prm.band_h = pl.band_h;
+  prm.band_w = pl.band_w;
   prm.multiplier = pl.multiplier;
   prm.inv_area = pl.inv_area;
   // A persistent grid: at most the blocks that stay resident at once (a chip property, remembered
   // per device: fused/runtime/device_info.h), so there is no late partial wave. Results do not depend
   // on the grid size (see the file comment).
-  const std::size_t state_bytes = static_cast<std::size_t>(pl.nbr + pl.nbc + pl.kk) * sizeof(double);
+  const std::size_t state_bytes =
+      static_cast<std::size_t>(pl.n_band_rows + pl.n_band_cols + pl.n_taps) * sizeof(double);
   prm.item_state_in_smem = state_bytes <= k_max_line_smem;
   prm.batch_items = prm.item_state_in_smem
                         ? static_cast<int>(std::min<std::size_t>(k_max_batch, k_max_line_smem / state_bytes))

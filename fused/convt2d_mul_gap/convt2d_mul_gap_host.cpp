@@ -34,37 +34,37 @@ void run_host(const problem& prob, const float* x, const float* weight, const fl
 
   for (int64_t item = 0; item < pl.n_items; ++item) {
     const int64_t plane = item / pl.chunks_per_plane;
-    const index_interval range = detail::item_range(item - plane * pl.chunks_per_plane, pl.hw);
-    const float* xp = x + plane * pl.hw;
+    const index_interval range = detail::item_range(item - plane * pl.chunks_per_plane, pl.plane_size);
+    const float* xp = x + plane * pl.plane_size;
     // The item's sum and its share of each band row and column.
     double total = 0.0;
     for (int64_t e = range.lo; e < range.hi; ++e) total += static_cast<double>(xp[e]);
-    for (int64_t br = 0; br < pl.nbr; ++br) {
-      const index_interval r = row_in_flat_range(pl.bh.line(br), pl.width, range.lo, range.hi);
+    for (int64_t br = 0; br < pl.n_band_rows; ++br) {
+      const index_interval r = math::row_in_flat_range(pl.band_h.line(br), pl.width, range.lo, range.hi);
       double s = 0.0;
       for (int64_t e = r.lo; e < r.hi; ++e) s += static_cast<double>(xp[e]);
-      row_part[item * pl.nbr + br] = s;
+      row_part[item * pl.n_band_rows + br] = s;
     }
-    for (int64_t bc = 0; bc < pl.nbc; ++bc) {
-      const int64_t j = pl.bw.line(bc);
-      const index_interval rows = column_rows_in_flat_range(range.lo, range.hi, j, pl.width, pl.height);
+    for (int64_t bc = 0; bc < pl.n_band_cols; ++bc) {
+      const int64_t j = pl.band_w.line(bc);
+      const index_interval rows = math::column_rows_in_flat_range(range.lo, range.hi, j, pl.width, pl.height);
       double c = 0.0;
       for (int64_t i = rows.lo; i < rows.hi; ++i) c += static_cast<double>(xp[i * pl.width + j]);
-      col_part[item * pl.nbc + bc] = c;
+      col_part[item * pl.n_band_cols + bc] = c;
     }
     // Its tap rectangles by inclusion-exclusion, restricted to the item, and its contributions.
-    double* r_item = rect + item * pl.kk;
-    for (int64_t tap = 0; tap < pl.kk; ++tap) {
+    double* r_item = rect + item * pl.n_taps;
+    for (int64_t tap = 0; tap < pl.n_taps; ++tap) {
       const int64_t th = tap / pl.k;
       const int64_t tw = tap - th * pl.k;
       const index_interval ih = convt_tap_interval(pl.height, pl.h_out, pl.stride, pl.padding, th);
       const index_interval iw = convt_tap_interval(pl.width, pl.w_out, pl.stride, pl.padding, tw);
-      r_item[tap] = tap_rect_sum(total, pl.bh, pl.bw, ih, iw, row_part + item * pl.nbr, col_part + item * pl.nbc, xp,
-                                 pl.width, range.lo, range.hi);
+      r_item[tap] = math::tap_rect_sum(total, pl.band_h, pl.band_w, ih, iw, row_part + item * pl.n_band_rows,
+                                       col_part + item * pl.n_band_cols, xp, pl.width, range.lo, range.hi);
     }
-    const float* w_ci = weight + (plane % pl.c_in) * pl.c_out * pl.kk;
+    const float* w_ci = weight + (plane % pl.c_in) * pl.c_out * pl.n_taps;
     for (int64_t co = 0; co < pl.c_out; ++co)
-      contrib[item * pl.c_out + co] = detail::item_contribution(w_ci + co * pl.kk, r_item, pl.kk);
+      contrib[item * pl.c_out + co] = detail::item_contribution(w_ci + co * pl.n_taps, r_item, pl.n_taps);
   }
 
   // Per sample: the item rows in k_slices interleaved slices, then the slices in order.

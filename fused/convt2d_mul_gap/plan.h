@@ -23,8 +23,8 @@ constexpr int k_slices = 8;
 /// Everything derived from a problem. Work item it = plane * chunks_per_plane + q covers the flat
 /// range [q * k_item_elems, min(hw, (q + 1) * k_item_elems)) of plane = b * c_in + ci; the items of a
 /// sample are consecutive. Workspace offsets count fp64 values from the aligned base:
-///   row_part[n_items * nbr]    per item, the sum of each band row's elements inside it
-///   col_part[n_items * nbc]    per item, the sum of each band column's elements inside it
+///   row_part[n_items * n_band_rows]    per item, the sum of each band row's elements inside it
+///   col_part[n_items * n_band_cols]    per item, the sum of each band column's elements inside it
 ///   rect[n_items * k * k]      per item, its tap-rectangle sums R_item[tap] (linear in x: the
 ///                              plane's R is the sum over its items)
 ///   contrib[n_items * c_out]   per item, sum_tap W[ci, co, tap] R_item[tap]
@@ -32,9 +32,9 @@ constexpr int k_slices = 8;
 /// byte offset counters_byte_offset, zeroed by run_cuda before its kernel.
 struct plan {
   int64_t batch, c_in, c_out, height, width, k, stride, padding;
-  int64_t n_planes, hw, h_out, w_out, kk;
-  band_1d bh, bw;
-  int64_t nbr, nbc;
+  int64_t n_planes, plane_size, h_out, w_out, n_taps;
+  band_1d band_h, band_w;
+  int64_t n_band_rows, n_band_cols;
   int64_t chunks_per_plane, n_items, items_per_sample;
   int64_t off_row_part, off_col_part, off_rect, off_contrib, n_doubles;
   std::size_t counters_byte_offset, workspace_bytes;
@@ -67,21 +67,21 @@ inline plan make_plan(const problem& p) {
   require(pl.w_out >= 1, m, "padding", "too large: output width (W-1)*s-2p+k+op must be >= 1; output width",
           pl.w_out);
   pl.n_planes = p.batch * p.in_channels;
-  pl.hw = p.height * p.width;
-  pl.kk = p.kernel_size * p.kernel_size;
-  pl.bh = convt_band(p.height, pl.h_out, p.kernel_size, p.stride, p.padding);
-  pl.bw = convt_band(p.width, pl.w_out, p.kernel_size, p.stride, p.padding);
-  pl.nbr = pl.bh.count();
-  pl.nbc = pl.bw.count();
-  pl.chunks_per_plane = ceil_div(pl.hw, k_item_elems);
+  pl.plane_size = p.height * p.width;
+  pl.n_taps = p.kernel_size * p.kernel_size;
+  pl.band_h = convt_band(p.height, pl.h_out, p.kernel_size, p.stride, p.padding);
+  pl.band_w = convt_band(p.width, pl.w_out, p.kernel_size, p.stride, p.padding);
+  pl.n_band_rows = pl.band_h.count();
+  pl.n_band_cols = pl.band_w.count();
+  pl.chunks_per_plane = ceil_div(pl.plane_size, k_item_elems);
   pl.n_items = pl.n_planes * pl.chunks_per_plane;
   pl.items_per_sample = pl.c_in * pl.chunks_per_plane;
   require(pl.items_per_sample < (int64_t{1} << 31), m, "in_channels*height*width",
           "too large (work items per sample must be < 2^31)", pl.items_per_sample);
   pl.off_row_part = 0;
-  pl.off_col_part = pl.off_row_part + pl.n_items * pl.nbr;
-  pl.off_rect = pl.off_col_part + pl.n_items * pl.nbc;
-  pl.off_contrib = pl.off_rect + pl.n_items * pl.kk;
+  pl.off_col_part = pl.off_row_part + pl.n_items * pl.n_band_rows;
+  pl.off_rect = pl.off_col_part + pl.n_items * pl.n_band_cols;
+  pl.off_contrib = pl.off_rect + pl.n_items * pl.n_taps;
   pl.n_doubles = pl.off_contrib + pl.n_items * pl.c_out;
   pl.counters_byte_offset = static_cast<std::size_t>(pl.n_doubles) * sizeof(double);
   pl.workspace_bytes = fb::fused::detail::k_workspace_align + pl.counters_byte_offset +

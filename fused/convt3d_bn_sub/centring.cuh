@@ -8,8 +8,8 @@ namespace fb::fused::convt3d_bn_sub::detail {
 
 /// Offset [doubles] of phase pp's prefix table inside a (b, co) region of the tables: the phases
 /// with taps (r < min(k, s) per dimension) in order, each (Jd+1) x (Jh+1) x (Jw+1).
-FB_HOST_DEVICE int64_t ptab_phase_offset(const plan& pl, const tile::phase_pos& pp) {
-  const tile::geometry& g = pl.g;
+FB_HOST_DEVICE int64_t ptab_phase_offset(const plan& pl, const conv3d::simt_fp32::phase_pos& pp) {
+  const conv3d::simt_fp32::geometry& g = pl.g;
   const int64_t side = g.dim[0].k + pl.ptab_m;  // sum over r < m of (J(r) + 1)
   int64_t pre[3], len[3];
   for (int d = 0; d < 3; ++d) {
@@ -29,9 +29,9 @@ constexpr int k_mean_loads = 8;
 /// flat (ci, tap) indices lane, lane + 32, ... (W in its own [ci][co][tap] order). A warp per item:
 /// a thread per item left 512 items at the default on 2 blocks, 91 us of serial fp64 FMAs (measured).
 FB_HOST_DEVICE double mean_lane_sum(const plan& pl, const args& a, int64_t item, int lane) {
-  const tile::geometry& g = pl.g;
+  const conv3d::simt_fp32::geometry& g = pl.g;
   const int64_t b = item / g.c_out, co = item % g.c_out;
-  const double* r = a.ws + pl.off_box_r + b * g.c_in * pl.k3;
+  const double* r = a.workspace + pl.off_box_r + b * g.c_in * pl.k3;
   // The lane's (ci, tap) advance without divisions, and its loads go out k_mean_loads at a time
   // before the FMAs that use them (same FMA order): one division and one load per FMA made the
   // means launch a chain of dependent round trips (F2F waiting on its load: most of its ncu
@@ -45,7 +45,7 @@ FB_HOST_DEVICE double mean_lane_sum(const plan& pl, const args& a, int64_t item,
     FB_UNROLL
     for (int u = 0; u < k_mean_loads; ++u) {
       const int64_t j = j0 + u * k_mean_lanes;
-      w[u] = j < n ? tile::load_ro(a.weight + (ci * g.c_out + co) * pl.k3 + t) : 0.0f;
+      w[u] = j < n ? conv3d::simt_fp32::load_ro(a.weight + (ci * g.c_out + co) * pl.k3 + t) : 0.0f;
       rv[u] = j < n ? r[j] : 0.0;
       t += k_mean_lanes;
       while (t >= pl.k3) t -= pl.k3, ++ci;
@@ -74,7 +74,7 @@ FB_HOST_DEVICE int64_t ptab_per_bc_phases(const plan& pl) { return pl.ptab_m * p
 /// thread per prefix table computing its taps' shares in turn, C_in loads each, was the longest
 /// chain of dependent loads of the launches before the passes (means, 20 us at the default; H100).
 FB_HOST_DEVICE void tap_share_item(const plan& pl, const args& a, int64_t bc, int64_t t) {
-  const tile::geometry& g = pl.g;
+  const conv3d::simt_fp32::geometry& g = pl.g;
   const int64_t b = bc / g.c_out, co = bc % g.c_out;
   const float* w = a.weight + co * pl.k3 + t;
   const float* cs = centres(pl, a) + b * g.c_in;
@@ -84,14 +84,14 @@ FB_HOST_DEVICE void tap_share_item(const plan& pl, const args& a, int64_t bc, in
     FB_UNROLL
     for (int u = 0; u < k_mean_loads; ++u) {
       const bool in = ci0 + u < g.c_in;
-      wv[u] = in ? tile::load_ro(w + (ci0 + u) * g.c_out * pl.k3) : 0.0f;
+      wv[u] = in ? conv3d::simt_fp32::load_ro(w + (ci0 + u) * g.c_out * pl.k3) : 0.0f;
       cv[u] = in ? cs[ci0 + u] : 0.0f;
     }
     FB_UNROLL
     for (int u = 0; u < k_mean_loads; ++u)
       if (ci0 + u < g.c_in) v = fma(static_cast<double>(wv[u]), static_cast<double>(cv[u]), v);
   }
-  a.ws[pl.off_shares + bc * pl.k3 + t] = v;
+  a.workspace[pl.off_shares + bc * pl.k3 + t] = v;
 }
 
 /// The centring of y. The passes convolve x - c (c = centres(), per (b, ci)) instead of x, so
@@ -105,13 +105,13 @@ FB_HOST_DEVICE void tap_share_item(const plan& pl, const args& a, int64_t bc, in
 /// doubles at ptab_phase_offset; V from fp64 FMAs over ci ascending, P by inclusion-exclusion
 /// (additions only: no contraction can differ between compilers).
 FB_HOST_DEVICE void ptab_item(const plan& pl, const args& a, int64_t item) {
-  const tile::geometry& g = pl.g;
+  const conv3d::simt_fp32::geometry& g = pl.g;
   const int64_t m = pl.ptab_m, per_bc_phases = ptab_per_bc_phases(pl);
   const int64_t bc = item / per_bc_phases, tp = item % per_bc_phases;
   const int64_t s = g.dim[0].s, k = g.dim[0].k;
-  tile::phase_pos pp = tile::phase_of(g, ((tp / (m * m)) * s + (tp / m) % m) * s + tp % m);
-  double* P = a.ws + pl.off_ptab + bc * pl.ptab_per_bc + ptab_phase_offset(pl, pp);
-  const double* V = a.ws + pl.off_shares + bc * pl.k3;  // tap_share_item, earlier in the same block
+  conv3d::simt_fp32::phase_pos pp = conv3d::simt_fp32::phase_of(g, ((tp / (m * m)) * s + (tp / m) % m) * s + tp % m);
+  double* P = a.workspace + pl.off_ptab + bc * pl.ptab_per_bc + ptab_phase_offset(pl, pp);
+  const double* V = a.workspace + pl.off_shares + bc * pl.k3;  // tap_share_item, earlier in the same block
   const int64_t nb = pp.jh + 1, nc = pp.jw + 1;
   auto at = [&](int64_t i, int64_t j, int64_t l) -> double& { return P[(i * nb + j) * nc + l]; };
   for (int64_t i = 0; i <= pp.jd; ++i)
@@ -140,13 +140,14 @@ FB_HOST_DEVICE void split_mean(double ybar, float& hi, float& lo) {
 
 /// K over the box of taps [ld, hd) x [lh, hh) x [lw, hw) of phase pp (which has taps), channel co of
 /// sample b: the 8 corners of the phase's prefix table, in one fixed order (inclusion-exclusion).
-FB_HOST_DEVICE double box_share(const plan& pl, const args& a, int b, int64_t co, const tile::phase_pos& pp, int ld,
-                                int hd, int lh, int hh, int lw, int hw) {
-  const tile::geometry& g = pl.g;
-  const double* P = a.ws + pl.off_ptab + (static_cast<int64_t>(b) * g.c_out + co) * pl.ptab_per_bc +
-                    ptab_phase_offset(pl, pp);
+FB_HOST_DEVICE double box_share(const plan& pl, const args& a, int b, int64_t co,
+                                const conv3d::simt_fp32::phase_pos& pp, int ld, int hd, int lh, int hh, int lw,
+                                int hw) {
+  const conv3d::simt_fp32::geometry& g = pl.g;
+  const double* P =
+      a.workspace + pl.off_ptab + (static_cast<int64_t>(b) * g.c_out + co) * pl.ptab_per_bc + ptab_phase_offset(pl, pp);
   const int nb = pp.jh + 1, nc = pp.jw + 1;
-  auto at = [&](int i, int j, int l) { return tile::load_ro(P + (i * nb + j) * nc + l); };
+  auto at = [&](int i, int j, int l) { return conv3d::simt_fp32::load_ro(P + (i * nb + j) * nc + l); };
   return ((((((at(hd, hh, hw) - at(ld, hh, hw)) - at(hd, lh, hw)) - at(hd, hh, lw)) + at(ld, lh, hw)) +
            at(ld, hh, lw)) +
           at(hd, lh, lw)) -
@@ -156,23 +157,23 @@ FB_HOST_DEVICE double box_share(const plan& pl, const args& a, int b, int64_t co
 /// The centre ybar - K(o) of output channel co at bases (qd, qh, qw) of phase pp, as hi + lo:
 /// K(o) from the phase's prefix table (8 corners of the box of valid taps). Plans with class tables
 /// (J0 <= 2) take the same values from class_table_item; this is the J0 > 2 path.
-FB_HOST_DEVICE void centre_at(const plan& pl, const args& a, int b, const tile::phase_pos& pp, int64_t co, int qd,
-                              int qh, int qw, float& hi, float& lo) {
-  const tile::geometry& g = pl.g;
+FB_HOST_DEVICE void centre_at(const plan& pl, const args& a, int b, const conv3d::simt_fp32::phase_pos& pp, int64_t co,
+                              int qd, int qh, int qw, float& hi, float& lo) {
+  const conv3d::simt_fp32::geometry& g = pl.g;
   double k_sum = 0.0;
   if (pp.taps > 0) {
     int ld, hd, lh, hh, lw, hw;
-    tile::valid_taps(g.dim[0], qd, pp.jd, ld, hd);
-    tile::valid_taps(g.dim[1], qh, pp.jh, lh, hh);
-    tile::valid_taps(g.dim[2], qw, pp.jw, lw, hw);
+    conv3d::simt_fp32::valid_taps(g.dim[0], qd, pp.jd, ld, hd);
+    conv3d::simt_fp32::valid_taps(g.dim[1], qh, pp.jh, lh, hh);
+    conv3d::simt_fp32::valid_taps(g.dim[2], qw, pp.jw, lw, hw);
     k_sum = box_share(pl, a, b, co, pp, ld, hd, lh, hh, lw, hw);
   }
-  split_mean(a.ws[pl.off_ybar + static_cast<int64_t>(b) * g.c_out + co] - k_sum, hi, lo);
+  split_mean(a.workspace[pl.off_ybar + static_cast<int64_t>(b) * g.c_out + co] - k_sum, hi, lo);
 }
 
 /// Class-table item (b, phase ph, class combination, channel slot co of n_co_blocks * k_co_block): the
 /// centre ybar - K(o) of every output of channel co in that phase whose valid taps are the box of
-/// the combination's classes (tile::class_taps), as hi + lo (split_mean). K(o) is the sum of the
+/// the combination's classes (conv3d::simt_fp32::class_taps), as hi + lo (split_mean). K(o) is the sum of the
 /// box's taps' shares (tap_share_item, written earlier in the same centring block: read through the
 /// coherent path), fp64, jd, jh, jw ascending: at most 8 terms (J <= 2 per dimension where there are
 /// class tables). (It was taken from the prefix tables by inclusion-exclusion, as centre_at does for
@@ -181,18 +182,18 @@ FB_HOST_DEVICE void centre_at(const plan& pl, const args& a, int b, const tile::
 /// the box is empty or the phase has no taps; slots past C_out hold 0. ybar: ybar[b, co].
 FB_HOST_DEVICE void class_table_item(const plan& pl, const args& a, int64_t b, int64_t ph, int combo, int64_t co,
                                       double ybar) {
-  const tile::geometry& g = pl.g;
+  const conv3d::simt_fp32::geometry& g = pl.g;
   const int64_t co_pad = g.n_co_blocks * k_co_block;
-  const int64_t item = ((b * g.n_phases + ph) * tile::k_class_combos + combo) * co_pad + co;
-  float* out = reinterpret_cast<float*>(a.ws + pl.off_ctab) + 2 * item;
+  const int64_t item = ((b * g.n_phases + ph) * conv3d::simt_fp32::k_class_combos + combo) * co_pad + co;
+  float* out = reinterpret_cast<float*>(a.workspace + pl.off_ctab) + 2 * item;
   float hi = 0.0f, lo = 0.0f;
   if (co < g.c_out) {
-    const tile::phase_pos pp = tile::phase_of(g, ph);
+    const conv3d::simt_fp32::phase_pos pp = conv3d::simt_fp32::phase_of(g, ph);
     const int64_t s = g.dim[0].s, k = g.dim[0].k;
-    const double* V = a.ws + pl.off_shares + (b * g.c_out + co) * pl.k3;
+    const double* V = a.workspace + pl.off_shares + (b * g.c_out + co) * pl.k3;
     double k_sum = 0.0;
     int ld, hd, lh, hh, lw, hw;
-    tile::class_box(combo, pp, ld, hd, lh, hh, lw, hw);
+    conv3d::simt_fp32::class_box(combo, pp, ld, hd, lh, hh, lw, hw);
     if (pp.taps > 0)
       for (int jd = ld; jd < hd; ++jd)
         for (int jh = lh; jh < hh; ++jh)
@@ -221,7 +222,7 @@ constexpr int k_centring_smem_doubles = k_mean_lanes + 1;
 template <class Exec>
 FB_HOST_DEVICE void centring_block(Exec& ex, const plan& pl, const args& a, int64_t block, double* smem) {
   static_assert(exec::is_block_executor_v<Exec>, "centring_block needs a block executor");
-  const tile::geometry& g = pl.g;
+  const conv3d::simt_fp32::geometry& g = pl.g;
   const int64_t co_pad = g.n_co_blocks * k_co_block;
   const int64_t b = block / co_pad, co = block % co_pad;
   const bool has_channel = co < g.c_out;
@@ -243,7 +244,7 @@ FB_HOST_DEVICE void centring_block(Exec& ex, const plan& pl, const args& a, int6
       double l[k_mean_lanes];
       for (int i = 0; i < k_mean_lanes; ++i) l[i] = lanes[i];
       *ybar = mean_from_lanes(pl, l);
-      a.ws[pl.off_ybar + bc] = *ybar;
+      a.workspace[pl.off_ybar + bc] = *ybar;
     }
     if (pl.class_table) return;
     const int64_t per_bc = ptab_per_bc_phases(pl);
@@ -253,8 +254,9 @@ FB_HOST_DEVICE void centring_block(Exec& ex, const plan& pl, const args& a, int6
   ex.sync();
   ex.threads([&](int tid) {
     const double yb = has_channel ? *ybar : 0.0;
-    for (int64_t e = tid; e < g.n_phases * tile::k_class_combos; e += k_threads)
-      class_table_item(pl, a, b, e / tile::k_class_combos, static_cast<int>(e % tile::k_class_combos), co, yb);
+    for (int64_t e = tid; e < g.n_phases * conv3d::simt_fp32::k_class_combos; e += k_threads)
+      class_table_item(pl, a, b, e / conv3d::simt_fp32::k_class_combos,
+                       static_cast<int>(e % conv3d::simt_fp32::k_class_combos), co, yb);
   });
 }
 

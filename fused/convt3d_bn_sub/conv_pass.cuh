@@ -13,12 +13,12 @@ FB_HOST_DEVICE void pass_block(Exec& ex, const plan& pl, const args& a, int64_t 
   static_assert(exec::is_block_executor_v<Exec>, "pass_block needs a block executor");
   if constexpr (kStats) {
     const stats_policy<kJ0 != 0> pol{pl, a};
-    tile::conv_tile_block<kJ0, kChunked>(ex, pl.g, centred_x(pl, a), nullptr, arranged_weights(pl, a), block, smem,
-                                         pol);
+    conv3d::simt_fp32::conv_tile_block<kJ0, kChunked>(ex, pl.g, centred_x(pl, a), nullptr, arranged_weights(pl, a),
+                                                      block, smem, pol);
   } else {
     const write_policy<kJ0 != 0> pol{pl, a};
-    tile::conv_tile_block<kJ0, kChunked>(ex, pl.g, centred_x(pl, a), nullptr, arranged_weights(pl, a), block, smem,
-                                         pol);
+    conv3d::simt_fp32::conv_tile_block<kJ0, kChunked>(ex, pl.g, centred_x(pl, a), nullptr, arranged_weights(pl, a),
+                                                      block, smem, pol);
   }
 }
 

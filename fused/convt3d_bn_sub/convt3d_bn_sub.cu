@@ -29,7 +29,7 @@
 // centred values), no per-tile mean (which would need two block-wide reductions per phase tile) and
 // no fp64 divisions. The mean is subtracted as an fp32 pair hi + lo, so it costs nothing to
 // rounding even for offset inputs. var_c = (sum_b M2_bc + S * sum_b (ybar_bc - mean_c)^2)/(B*S)
-// (bn::combine_sample_moments, fp64).
+// (math::batch_norm::combine_sample_moments, fp64).
 //
 // The convolution (fused/conv3d/simt_fp32_tile.cuh): phase (sub-pixel) decomposition; a block tile is
 // 2 x 8 x 32 bases (d, h, w) x 16 output channels over all s^3 phases; every warp works on one
@@ -74,11 +74,8 @@
 namespace fb::fused::convt3d_bn_sub {
 namespace {
 
-namespace tile = fb::fused::convt3d_tile;
+using conv3d::simt_fp32::device_exec;
 using detail::args;
-using fb::fused::allow_dependent_launch;
-using fb::fused::wait_for_preceding_launch;
-using tile::device_exec;
 using detail::plan;
 
 __global__ void __launch_bounds__(detail::k_prep_threads, 2) prep_kernel(const __grid_constant__ plan pl,
@@ -88,26 +85,26 @@ __global__ void __launch_bounds__(detail::k_prep_threads, 2) prep_kernel(const _
 }
 
 // The centring launch (a block per (b, channel slot): ybar, the prefix tables, the class tables).
-__global__ void __launch_bounds__(tile::k_threads) centring_kernel(const __grid_constant__ plan pl,
-                                                                   const __grid_constant__ args a) {
+__global__ void __launch_bounds__(conv3d::simt_fp32::k_threads)
+    centring_kernel(const __grid_constant__ plan pl, const __grid_constant__ args a) {
   __shared__ double smem[detail::k_centring_smem_doubles];
   // A dependent launch of prep (the box sums and centres come from it; prep allows it only as its
   // blocks exit). Pass 1, a dependent launch of this one, stages prep's x - c before it waits: so
   // this launch allows it only after its own wait, when prep is complete (pdl.cuh).
-  wait_for_preceding_launch();
-  allow_dependent_launch();
+  arch::wait_for_preceding_launch();
+  arch::allow_dependent_launch();
   device_exec ex;
   detail::centring_block(ex, pl, a, blockIdx.x, smem);
 }
 
-__global__ void __launch_bounds__(tile::k_threads) finalize_kernel(const __grid_constant__ plan pl,
-                                                                   const __grid_constant__ args a) {
+__global__ void __launch_bounds__(conv3d::simt_fp32::k_threads)
+    finalize_kernel(const __grid_constant__ plan pl, const __grid_constant__ args a) {
   __shared__ double smem[detail::k_finalize_smem_doubles];
-  allow_dependent_launch();  // the rows launch or pass 2 (dependent launches) may start while this runs
+  arch::allow_dependent_launch();  // the rows launch or pass 2 (dependent launches) may start while this runs
   // A dependent launch of pass 1 (training) or centring (eval). Pass 1 does not allow it early (its
   // waiting blocks would hold SMs that pass 1 needs, NOTES 2026-11-25): it is scheduled as pass 1's
   // blocks exit.
-  wait_for_preceding_launch();
+  arch::wait_for_preceding_launch();
   device_exec ex;
   detail::finalize_block(ex, pl, a, blockIdx.x, smem);
 }
@@ -120,10 +117,10 @@ constexpr int64_t k_rows_max_blocks = int64_t{1} << 20;
 // Measured on the H100 (default config, whole pipeline): 8 rows x 3 blocks 647 us, 4 rows x 4
 // blocks 660, 8 rows squeezed into 64 registers (spills) 707, 16 rows x 2 blocks 673.
 template <class Index>
-__global__ void __launch_bounds__(tile::k_threads, 3) rows_kernel(const __grid_constant__ plan pl,
-                                                                  const __grid_constant__ args a) {
+__global__ void __launch_bounds__(conv3d::simt_fp32::k_threads, 3)
+    rows_kernel(const __grid_constant__ plan pl, const __grid_constant__ args a) {
   device_exec ex;
-  wait_for_preceding_launch();  // a dependent launch of finalize: the scale comes from it
+  arch::wait_for_preceding_launch();  // a dependent launch of finalize: the scale comes from it
   // Last slice first: pass 1 wrote the last samples' planes last, and the tail of what it wrote is
   // still in L2.
   const int64_t n = detail::output_slices(pl);
@@ -145,7 +142,7 @@ __global__ void __launch_bounds__(detail::k_band_threads) rows_staged_kernel(con
   fb::fused::device::bulk_stager stager{&barrier};
   if (threadIdx.x == 0) stager.init();
   __syncthreads();
-  wait_for_preceding_launch();  // a dependent launch of finalize: the scale comes from it
+  arch::wait_for_preceding_launch();  // a dependent launch of finalize: the scale comes from it
   device_exec ex;
   const int64_t n = detail::band_items(pl);
   for (int64_t item = blockIdx.x; item < n; item += gridDim.x)
@@ -178,10 +175,10 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   // Every launch after prep is a programmatic dependent of the one before it (fused/arch/pdl.cuh):
   // it waits before it reads what that one wrote; its launch overlaps that one's last blocks.
   fb::fused::device::launch_dependent(centring_kernel, static_cast<unsigned>(detail::centring_blocks(pl)),
-                                      tile::k_threads, 0, s, pl, a);
+                                      conv3d::simt_fp32::k_threads, 0, s, pl, a);
   if (pl.training) launch_pass<true>(pl, a, s);
-  fb::fused::device::launch_dependent(finalize_kernel, static_cast<unsigned>(pl.g.c_out), tile::k_threads, 0, s, pl,
-                                      a);
+  fb::fused::device::launch_dependent(finalize_kernel, static_cast<unsigned>(pl.g.c_out), conv3d::simt_fp32::k_threads,
+                                      0, s, pl, a);
   if (pl.training && pl.band_rows > 0) {
     const int64_t blocks = std::min(k_rows_max_blocks, detail::band_items(pl));
     const std::size_t smem = sizeof(float) * static_cast<std::size_t>(pl.band_stage_floats) +
@@ -191,10 +188,11 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   } else if (pl.training) {
     const int64_t blocks = std::min(k_rows_max_blocks, detail::output_slices(pl));
     if (pl.spatial < (int64_t{1} << 31))
-      fb::fused::device::launch_dependent(rows_kernel<int>, static_cast<unsigned>(blocks), tile::k_threads, 0, s, pl, a);
+      fb::fused::device::launch_dependent(rows_kernel<int>, static_cast<unsigned>(blocks), conv3d::simt_fp32::k_threads,
+                                          0, s, pl, a);
     else
-      fb::fused::device::launch_dependent(rows_kernel<int64_t>, static_cast<unsigned>(blocks), tile::k_threads, 0, s,
-                                          pl, a);
+      fb::fused::device::launch_dependent(rows_kernel<int64_t>, static_cast<unsigned>(blocks),
+                                          conv3d::simt_fp32::k_threads, 0, s, pl, a);
   } else {
     launch_pass<false>(pl, a, s);
   }

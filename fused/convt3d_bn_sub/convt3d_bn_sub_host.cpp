@@ -1,7 +1,7 @@
 // Host executor of convt3d_bn_sub: the CUDA path's five launches, each block program run on the
 // CPU thread by thread between its barriers (simt_fp32_tile.cuh host_exec), with the same plan,
 // tiles, chunks, staging, unrolled variants and FMA order, so the device must agree with it to the
-// last bit up to the fp64 contraction choices inside bn:: (the self-test allows 1e-6).
+// last bit up to the fp64 contraction choices inside math::batch_norm:: (the self-test allows 1e-6).
 //
 // Shared memory is filled with NaN before every block: a block that read shared memory it did not
 // stage itself (which on the GPU would read another block's leftovers) makes the output NaN, and
@@ -47,9 +47,9 @@ void host_pass(const plan& pl, const args& a) {
 }  // namespace
 
 void run_host_plan(const plan& pl, const args& a) {
-  tile::host_exec_n<k_prep_threads> prep_ex;
+  conv3d::simt_fp32::host_exec_n<k_prep_threads> prep_ex;
   for (int64_t block = 0; block < prep_blocks(pl); ++block) prep_block(prep_ex, pl, a, block);
-  tile::host_exec ex;
+  conv3d::simt_fp32::host_exec ex;
   double centring_smem[k_centring_smem_doubles];
   for (int64_t block = 0; block < centring_blocks(pl); ++block) centring_block(ex, pl, a, block, centring_smem);
   if (pl.training) host_pass<true>(pl, a);
@@ -63,7 +63,7 @@ void run_host_plan(const plan& pl, const args& a) {
     for (int64_t slice = 0; slice < output_slices(pl); ++slice) rows_block<int64_t>(ex, pl, a, slice);
     return;
   }
-  tile::host_exec_n<k_band_threads> band_ex;
+  conv3d::simt_fp32::host_exec_n<k_band_threads> band_ex;
   host_stager stager;
   std::vector<float> stage(static_cast<std::size_t>(pl.band_stage_floats));
   std::vector<int> table(static_cast<std::size_t>(pl.g.dim[1].s * pl.g.dim[2].s));

@@ -14,9 +14,11 @@ namespace fb::fused::convt3d_bn_sub::detail {
 /// Pass kStats (statistics or writing) of the variant with J0 = kJ0 on the host, chunked or not.
 template <int kJ0, bool kChunked, bool kStats>
 void host_pass_blocks(const plan& pl, const args& a) {
-  fb::fused::detail::run_blocks_on_host<tile::host_exec>(
+  fb::fused::detail::run_blocks_on_host<conv3d::simt_fp32::host_exec>(
       pl.g.n_blocks, kStats ? pl.smem_stats_bytes : pl.smem_write_bytes,
-      [&](tile::host_exec& ex, int64_t block, float* smem) { pass_block<kJ0, kChunked, kStats>(ex, pl, a, block, smem); });
+      [&](conv3d::simt_fp32::host_exec& ex, int64_t block, float* smem) {
+        pass_block<kJ0, kChunked, kStats>(ex, pl, a, block, smem);
+      });
 }
 
 /// Pass kStats of the variant with J0 = kJ0 on the host, one input-channel chunk or several.

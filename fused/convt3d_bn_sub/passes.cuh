@@ -19,10 +19,10 @@ namespace fb::fused::convt3d_bn_sub::detail {
 // Two blocks per SM: 64 accumulators + weights + x window fit the 128 registers this allows, and
 // the statistics pass's ~106 KB of shared memory fits twice into the SM's 228 KB.
 template <int kJ0, bool kChunked, bool kStats>
-__global__ void __launch_bounds__(tile::k_threads, 2) pass_kernel(const __grid_constant__ plan pl,
-                                                                  const __grid_constant__ args a) {
+__global__ void __launch_bounds__(conv3d::simt_fp32::k_threads, 2)
+    pass_kernel(const __grid_constant__ plan pl, const __grid_constant__ args a) {
   extern __shared__ float4 smem4[];
-  tile::device_exec ex;
+  conv3d::simt_fp32::device_exec ex;
   pass_block<kJ0, kChunked, kStats>(ex, pl, a, blockIdx.x, reinterpret_cast<float*>(smem4));
 }
 
@@ -36,8 +36,8 @@ void launch_pass_variant(const plan& pl, const args& a, cudaStream_t stream) {
   // the first weights while that launch finishes; the policies wait before they read its results
   // (wait_for_preceding_launch).
   auto go = [&](auto kernel) {
-    fb::fused::device::allow_large_smem(reinterpret_cast<const void*>(kernel), tile::k_smem_max_bytes);
-    fb::fused::device::launch_dependent(kernel, blocks, tile::k_threads, smem, stream, pl, a);
+    fb::fused::device::allow_large_smem(reinterpret_cast<const void*>(kernel), conv3d::simt_fp32::k_smem_max_bytes);
+    fb::fused::device::launch_dependent(kernel, blocks, conv3d::simt_fp32::k_threads, smem, stream, pl, a);
   };
   if (pl.g.n_ci_chunks > 1)
     go(pass_kernel<kJ0, true, kStats>);

@@ -2,8 +2,8 @@
 /// The plan of convt3d_bn_sub (validation, geometry, workspace layout); its block programs are a
 /// header per launch beside it (prep.cuh, centring.cuh, conv_pass.cuh with epilogue.cuh,
 /// finalize.cuh, rows.cuh). Shared by run_cuda (convt3d_bn_sub.cu) and run_host
-/// (convt3d_bn_sub_host.cpp): both run these programs, the GPU with one CUDA block per program instance and a barrier per
-/// ex.sync(), the host thread by thread (see simt_fp32_tile.cuh).
+/// (convt3d_bn_sub_host.cpp): both run these programs, the GPU with one CUDA block per program instance and a barrier
+/// per ex.sync(), the host thread by thread (see simt_fp32_tile.cuh).
 ///
 /// Launch sequence (one stream):
 ///   1. prep      blocks [0, B*C_in): tap-box sums R[b, ci, tap] (tap_box_sums.cuh), x's centre;
@@ -18,7 +18,7 @@
 ///                sum (y - ybar)^2 over its outputs -> m2_part[b, tile, co], and every y - ybar
 ///                (fp32) into the workspace at off_y in phase-major order (phase_block_of).
 ///   4. finalize  block c: m2[b, c] = sum over tiles (fixed order); batch mean and biased variance
-///                (bn::combine_sample_moments), running buffers, scale_c = gamma_c / sqrt(var_c + eps)
+///                (math::batch_norm::combine_sample_moments), running buffers, scale_c = gamma_c / sqrt(var_c + eps)
 ///                (eval: from running_var).
 ///   5. training: rows  a block per band of rows of a (b, co, od) slice: out = scale_c * (y - ybar_bc)
 ///                from off_y, staged in shared memory by bulk copies, written in the output's
@@ -50,10 +50,9 @@
 
 namespace fb::fused::convt3d_bn_sub::detail {
 
-namespace tile = fb::fused::convt3d_tile;
-using tile::k_co_block;
-using tile::k_co_thread;
-using tile::k_threads;
+using conv3d::simt_fp32::k_co_block;
+using conv3d::simt_fp32::k_co_thread;
+using conv3d::simt_fp32::k_threads;
 
 /// Channel stride of the statistics pass's per-thread slots [fp64]: k_threads + 1, so that the
 /// final reduction, whose half-warps read 8 channels of two warp columns at once, hits 8 different
@@ -61,8 +60,8 @@ using tile::k_threads;
 /// apart otherwise).
 constexpr int k_m2_stride = k_threads + 1;
 /// The block channels' centres of one phase (class_table_item): hi + lo fp32 pairs per class
-/// combination (tile::class_combo) and channel of the block.
-constexpr int k_class_floats = tile::k_class_combos * k_co_block * 2;
+/// combination (conv3d::simt_fp32::class_combo) and channel of the block.
+constexpr int k_class_floats = conv3d::simt_fp32::k_class_combos * k_co_block * 2;
 /// Shared memory of the statistics pass's own region: per-thread fp64 partials [k_co_thread][k_m2_stride],
 /// the block's slice sums [k_threads / k_co_block][k_co_block] (fp64), the centres of the current
 /// phase (k_class_floats) and where its outputs go (stats_policy::phase_place, 16 bytes), both
@@ -74,7 +73,7 @@ constexpr std::size_t k_write_smem_bytes = sizeof(float) * (4 * k_co_block + 2 *
 
 /// Everything derived from a problem. Workspace offsets count doubles from the aligned base.
 struct plan {
-  tile::geometry g;
+  conv3d::simt_fp32::geometry g;
   int64_t k3;                  ///< k^3 taps
   int64_t spatial;             ///< D'*H'*W'
   int64_t box_a, box_b;        ///< tap_box_sums scratch doubles per (b, ci) volume
@@ -84,7 +83,7 @@ struct plan {
   int64_t ptab_per_bc;         ///< prefix-table doubles per (b, co): (k + ptab_m)^3
   int64_t off_box_a, off_box_b, off_box_r, off_ybar, off_m2_part, off_m2_bc, off_scale, off_centre, off_ptab,
       off_shares, off_ctab, off_wt, off_y, off_xc;
-  /// The centres of every output come from class tables (J0 <= 2: tile::tap_class), fp32 hi + lo
+  /// The centres of every output come from class tables (J0 <= 2: conv3d::simt_fp32::tap_class), fp32 hi + lo
   /// pairs [B][s^3 phases][k_class_combos][n_co_blocks * k_co_block] at off_ctab; otherwise (J0 > 2)
   /// each output's centre is computed where it is used (centre_at).
   bool class_table;
@@ -153,11 +152,10 @@ inline plan make_plan(const problem& p, bool force_generic = false) {
           static_cast<int64_t>(p.momentum * 1e9));
 
   plan pl{};
-  pl.g = tile::make_geometry(p.batch, p.in_channels, p.out_channels, p.depth, p.height, p.width, p.kernel_size,
-                             p.stride, p.padding, k_stats_smem_bytes > k_write_smem_bytes ? k_stats_smem_bytes
-                                                                                            : k_write_smem_bytes,
-                             force_generic, m);
-  const tile::geometry& g = pl.g;
+  pl.g = conv3d::simt_fp32::make_geometry(
+      p.batch, p.in_channels, p.out_channels, p.depth, p.height, p.width, p.kernel_size, p.stride, p.padding,
+      k_stats_smem_bytes > k_write_smem_bytes ? k_stats_smem_bytes : k_write_smem_bytes, force_generic, m);
+  const conv3d::simt_fp32::geometry& g = pl.g;
   pl.k3 = p.kernel_size * p.kernel_size * p.kernel_size;
   pl.spatial = g.dim[0].n_out * g.dim[1].n_out * g.dim[2].n_out;
   if (p.training)  // PyTorch: "Expected more than 1 value per channel when training"
@@ -184,8 +182,8 @@ inline plan make_plan(const problem& p, bool force_generic = false) {
   }
   pl.ptab_m = p.kernel_size < p.stride ? p.kernel_size : p.stride;
   pl.ptab_per_bc = (p.kernel_size + pl.ptab_m) * (p.kernel_size + pl.ptab_m) * (p.kernel_size + pl.ptab_m);
-  pl.box_a = box_sums::scratch_a(g.dim[0], g.dim[2]);
-  pl.box_b = box_sums::scratch_b(g.dim[0], g.dim[2]);
+  pl.box_a = math::box_sums::scratch_a(g.dim[0], g.dim[2]);
+  pl.box_b = math::box_sums::scratch_b(g.dim[0], g.dim[2]);
   const int64_t volumes = p.batch * p.in_channels;
   pl.off_box_a = 0;
   pl.off_box_b = pl.off_box_a + volumes * pl.box_a;
@@ -199,7 +197,8 @@ inline plan make_plan(const problem& p, bool force_generic = false) {
   pl.class_table = g.j0 <= 2;
   // The prefix tables only where there are no class tables (centre_at reads them).
   pl.off_shares = pl.off_ptab + (pl.class_table ? 0 : p.batch * p.out_channels * pl.ptab_per_bc);
-  pl.ctab_items = pl.class_table ? p.batch * g.n_phases * tile::k_class_combos * g.n_co_blocks * k_co_block : 0;
+  pl.ctab_items =
+      pl.class_table ? p.batch * g.n_phases * conv3d::simt_fp32::k_class_combos * g.n_co_blocks * k_co_block : 0;
   pl.off_ctab = ((pl.off_shares + p.batch * p.out_channels * pl.k3 + 1) / 2) * 2;  // 16-byte aligned
   pl.off_wt = pl.off_ctab + pl.ctab_items;  // one double (two floats) per item: stays 16-byte aligned
   require(pl.ctab_items < (int64_t{1} << 31), m, "batch*out_channels*stride^3",
@@ -233,7 +232,7 @@ struct args {
   float* running_var;
   int64_t* num_batches_tracked;
   float* out;
-  double* ws;  ///< aligned workspace base
+  double* workspace;  ///< aligned workspace base
 };
 
 /// The call's pointers, each checked (beta too: it cancels in the output, but a caller passing null
@@ -258,20 +257,26 @@ inline args bind(const float* x, const float* weight, const float* conv_bias, co
 
 /// The arranged weights inside the workspace.
 FB_HOST_DEVICE float* arranged_weights(const plan& pl, const args& a) {
-  return reinterpret_cast<float*>(a.ws + pl.off_wt);
+  return reinterpret_cast<float*>(a.workspace + pl.off_wt);
 }
 
 /// x's centres, fp32 [B][C_in], inside the workspace (prep writes them, the passes subtract them).
-FB_HOST_DEVICE float* centres(const plan& pl, const args& a) { return reinterpret_cast<float*>(a.ws + pl.off_centre); }
+FB_HOST_DEVICE float* centres(const plan& pl, const args& a) {
+  return reinterpret_cast<float*>(a.workspace + pl.off_centre);
+}
 
 /// x - c[b, ci] inside the input (prep writes it, the passes stage it): the centring of
 /// centres() done once per element instead of in every block that stages it (it was a second pass
 /// over every staged tile, after waiting for its copies: part of the ~14% of the statistics pass's
 /// stall samples that staging took, ncu, H100). The same fp32 subtraction, so the same bits.
-FB_HOST_DEVICE float* centred_x(const plan& pl, const args& a) { return reinterpret_cast<float*>(a.ws + pl.off_xc); }
+FB_HOST_DEVICE float* centred_x(const plan& pl, const args& a) {
+  return reinterpret_cast<float*>(a.workspace + pl.off_xc);
+}
 
 /// y - ybar of every output (training: pass 1 writes it, the rows launch reads it), fp32.
-FB_HOST_DEVICE float* materialised(const plan& pl, const args& a) { return reinterpret_cast<float*>(a.ws + pl.off_y); }
+FB_HOST_DEVICE float* materialised(const plan& pl, const args& a) {
+  return reinterpret_cast<float*>(a.workspace + pl.off_y);
+}
 
 /// Where phase (rd, rh, rw) keeps its outputs inside a (b, co) plane of the materialised buffer.
 /// The plane is in phase-major order: phases in (rd, rh, rw) order, each a dense box of its outputs

@@ -22,26 +22,25 @@ FB_HOST_DEVICE int64_t prep_blocks(const plan& pl) {
 template <class Exec>
 FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t block) {
   static_assert(exec::is_block_executor_v<Exec>, "prep_block needs a block executor");
-  const tile::geometry& g = pl.g;
+  const conv3d::simt_fp32::geometry& g = pl.g;
   const int64_t volumes = g.batch * g.c_in;
   if (block >= volumes) {
-    tile::arrange_weights_block(ex, g, a.weight, arranged_weights(pl, a), block - volumes,
-                                k_prep_threads);
+    conv3d::simt_fp32::arrange_weights_block(ex, g, a.weight, arranged_weights(pl, a), block - volumes, k_prep_threads);
     return;
   }
   const float* xv = a.x + block * g.dim[0].n_in * g.dim[1].n_in * g.dim[2].n_in;
-  double* sa = a.ws + pl.off_box_a + block * pl.box_a;
-  double* sb = a.ws + pl.off_box_b + block * pl.box_b;
-  double* r = a.ws + pl.off_box_r + block * pl.k3;
+  double* sa = a.workspace + pl.off_box_a + block * pl.box_a;
+  double* sb = a.workspace + pl.off_box_b + block * pl.box_b;
+  double* r = a.workspace + pl.off_box_r + block * pl.k3;
   ex.threads([&](int tid) {
     // The floats after y's end up to the next 16 bytes: rows_band_block's last copy reads them.
     if (block == 0 && tid < (4 - pl.y_floats % 4) % 4) materialised(pl, a)[pl.y_floats + tid] = 0.0f;
-    box_sums::step_h(g.dim[0], g.dim[1], g.dim[2], xv, sa, tid, k_prep_threads);
+    math::box_sums::step_h(g.dim[0], g.dim[1], g.dim[2], xv, sa, tid, k_prep_threads);
   });
   ex.sync();
-  ex.threads([&](int tid) { box_sums::step_w(g.dim[0], g.dim[2], sa, sb, tid, k_prep_threads); });
+  ex.threads([&](int tid) { math::box_sums::step_w(g.dim[0], g.dim[2], sa, sb, tid, k_prep_threads); });
   ex.sync();
-  ex.threads([&](int tid) { box_sums::step_d(g.dim[0], sb, r, tid, k_prep_threads); });
+  ex.threads([&](int tid) { math::box_sums::step_d(g.dim[0], sb, r, tid, k_prep_threads); });
   ex.sync();
   ex.threads([&](int tid) {
     if (tid != 0) return;
@@ -58,12 +57,12 @@ FB_HOST_DEVICE void prep_block(Exec& ex, const plan& pl, const args& a, int64_t 
     const int64_t n4 = vec ? n / 4 : 0;
     for (int64_t e = tid; e < n4; e += k_prep_threads) {
       float v[4];
-      tile::load_ro4(xv + 4 * e, v);
+      conv3d::simt_fp32::load_ro4(xv + 4 * e, v);
       FB_UNROLL
       for (int u = 0; u < 4; ++u) v[u] = v[u] - c;
-      tile::store4(xc + 4 * e, v);
+      conv3d::simt_fp32::store4(xc + 4 * e, v);
     }
-    for (int64_t e = 4 * n4 + tid; e < n; e += k_prep_threads) xc[e] = tile::load_ro(xv + e) - c;
+    for (int64_t e = 4 * n4 + tid; e < n; e += k_prep_threads) xc[e] = conv3d::simt_fp32::load_ro(xv + e) - c;
   });
 }
 

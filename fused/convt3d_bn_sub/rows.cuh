@@ -15,7 +15,7 @@ FB_HOST_DEVICE int64_t output_slices(const plan& pl) { return pl.g.batch * pl.g.
 
 /// Where a rows block reads and writes: slice (b, co, od) split once per block.
 struct rows_slice {
-  int64_t bc;     ///< b * C_out + co
+  int64_t plane;  ///< b * C_out + co
   float scale;    ///< scale_c
   int rd;         ///< the slice's d phase
   int qd, n_d;    ///< base inside the d phase's box, outputs of that phase along d
@@ -24,7 +24,7 @@ struct rows_slice {
 };
 
 FB_HOST_DEVICE rows_slice rows_slice_of(const plan& pl, const args& a, int64_t slice) {
-  const tile::geometry& g = pl.g;
+  const conv3d::simt_fp32::geometry& g = pl.g;
   const int h_out = static_cast<int>(g.dim[1].n_out), w_out = static_cast<int>(g.dim[2].n_out);
   const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
   rows_slice rs;
@@ -34,21 +34,21 @@ FB_HOST_DEVICE rows_slice rows_slice_of(const plan& pl, const args& a, int64_t s
   if (slice < (int64_t{1} << 31) && g.c_out < (int64_t{1} << 31)) {
     const uint32_t sl = static_cast<uint32_t>(slice), d_out = static_cast<uint32_t>(g.dim[0].n_out);
     od = static_cast<int>(sl % d_out);
-    rs.bc = sl / d_out;
-    co = static_cast<uint32_t>(rs.bc) % static_cast<uint32_t>(g.c_out);
+    rs.plane = sl / d_out;
+    co = static_cast<uint32_t>(rs.plane) % static_cast<uint32_t>(g.c_out);
   } else {
     od = static_cast<int>(slice % g.dim[0].n_out);
-    rs.bc = slice / g.dim[0].n_out;
-    co = rs.bc % g.c_out;
+    rs.plane = slice / g.dim[0].n_out;
+    co = rs.plane % g.c_out;
   }
-  rs.scale = static_cast<float>(a.ws[pl.off_scale + co]);
+  rs.scale = static_cast<float>(a.workspace[pl.off_scale + co]);
   const phase_order& D = pl.order[0];
   const int rd = (od + p) % s;
   rs.rd = rd;
   rs.qd = (od + p) / s - D.first_base(rd);
   rs.n_d = D.count(rd);
-  rs.src = rs.bc * pl.spatial + D.offset(rd) * static_cast<int64_t>(h_out) * w_out;
-  rs.dst = (rs.bc * g.dim[0].n_out + od) * h_out * static_cast<int64_t>(w_out);
+  rs.src = rs.plane * pl.spatial + D.offset(rd) * static_cast<int64_t>(h_out) * w_out;
+  rs.dst = (rs.plane * g.dim[0].n_out + od) * h_out * static_cast<int64_t>(w_out);
   return rs;
 }
 
@@ -71,7 +71,7 @@ FB_HOST_DEVICE int rows_groups(const plan& pl) {
 /// int64_t.
 template <class Index>
 FB_HOST_DEVICE void rows_group(const plan& pl, const args& a, const rows_slice& rs, int group, int lane) {
-  const tile::geometry& g = pl.g;
+  const conv3d::simt_fp32::geometry& g = pl.g;
   const int h_out = static_cast<int>(g.dim[1].n_out), w_out = static_cast<int>(g.dim[2].n_out);
   const int s = static_cast<int>(g.dim[0].s), p = static_cast<int>(g.dim[0].p);
   const float scale = rs.scale;
@@ -126,7 +126,8 @@ FB_HOST_DEVICE void rows_block(Exec& ex, const plan& pl, const args& a, int64_t 
   const rows_slice rs = rows_slice_of(pl, a, slice);
   const int groups = rows_groups(pl);
   ex.threads([&](int tid) {
-    for (int group = tid / 32; group < groups; group += tile::k_warps) rows_group<Index>(pl, a, rs, group, tid % 32);
+    for (int group = tid / 32; group < groups; group += conv3d::simt_fp32::k_warps)
+      rows_group<Index>(pl, a, rs, group, tid % 32);
   });
 }
 
@@ -147,7 +148,7 @@ template <class Exec, class Stager>
 FB_HOST_DEVICE void rows_band_block(Exec& ex, Stager& stager, const plan& pl, const args& a, int64_t item,
                                     float* stage, int* table) {
   static_assert(exec::is_block_executor_v<Exec>, "rows_band_block needs a block executor");
-  const tile::geometry& g = pl.g;
+  const conv3d::simt_fp32::geometry& g = pl.g;
   // One band per slice at the default: no 64-bit division (a called routine on the GPU).
   const int64_t slice = pl.band_count == 1 ? item : item / pl.band_count;
   const int band = static_cast<int>(item - slice * pl.band_count);
@@ -162,7 +163,7 @@ FB_HOST_DEVICE void rows_band_block(Exec& ex, Stager& stager, const plan& pl, co
   ex.threads([&](int tid) {
     if (tid != 0) return;
     const float* y = materialised(pl, a);
-    const int64_t plane = rs.bc * pl.spatial;  // the (b, co) plane of the phase-major buffer
+    const int64_t plane = rs.plane * pl.spatial;  // the (b, co) plane of the phase-major buffer
     const int m = (pl.band_rows + sh - 1) / sh;
     int slot = 0;
     for (int rh = 0; rh < sh; ++rh) {

@@ -157,7 +157,7 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   else
     launch(x_kernel<false>, x_blocks(p, false), pl.x_smem, stream, p);
   if (p.training) {
-    switch (p.tb) {
+    switch (p.batch_tile) {
       case 1: launch(gemm_kernel<1>, gemm_blocks(p), pl.gemm_smem, stream, p); break;
       case 2: launch(gemm_kernel<2>, gemm_blocks(p), pl.gemm_smem, stream, p); break;
       case 4: launch(gemm_kernel<4>, gemm_blocks(p), pl.gemm_smem, stream, p); break;

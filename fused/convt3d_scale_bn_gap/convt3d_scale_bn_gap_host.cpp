@@ -66,7 +66,7 @@ void run_host(const problem& prob, const float* x, const float* weight, const fl
     x_program(ex, p, blk, smem, p.training);
   });
   if (p.training) {
-    switch (p.tb) {
+    switch (p.batch_tile) {
       case 1: run_gemm<1>(pl, p); break;
       case 2: run_gemm<2>(pl, p); break;
       case 4: run_gemm<4>(pl, p); break;

@@ -7,24 +7,25 @@ namespace fb::fused::convt3d_scale_bn_gap::detail {
 
 /// Per-unit facts of a block (one unit per warp), computed once per block.
 struct unit_info {
-  int64_t xr;  ///< X offset (complex elements) of (row, ci 0, b 0, fw)
-  int64_t xc;  ///< the same for the conjugate row
-  int pl;      ///< the unit's row pair, relative to the block's first pair
-  int valid;   ///< 0 past the last unit
-  double wr;   ///< Parseval weight of (row, fw): 0 for the mean (f = 0)
-  double wc;   ///< weight of (conjugate row, fw): 0 when the row is its own conjugate
+  int64_t x_offset;       ///< X offset (complex elements) of (row, ci 0, b 0, fw)
+  int64_t x_conj_offset;  ///< the same for the conjugate row
+  int pair;               ///< the unit's row pair, relative to the block's first pair
+  int valid;              ///< 0 past the last unit
+  double weight;          ///< Parseval weight of (row, fw): 0 for the mean (f = 0)
+  double conj_weight;     ///< weight of (conjugate row, fw): 0 when the row is its own conjugate
 };
 
 /// Shared-memory layout of gemm_program. The staged X and G tiles are double-buffered (buffer b
 /// at + b * stage: the next chunk is copied while this one is multiplied); the final reduction rows
 /// reuse the region (the tiles are dead after the last chunk).
 struct gemm_layout {
-  std::size_t twu, uinfo, xs, gs, stage, red, total;
+  std::size_t unit_roots, uinfo, x_tiles, g_tiles, stage, reduction, total;
 };
 
 FB_HOST_DEVICE std::size_t gemm_stage_bytes(const params& p, int kc) {
-  const std::size_t xs = static_cast<std::size_t>(kc) * k_units * 2 * static_cast<std::size_t>(p.tb) * sizeof(cplx);
-  const std::size_t gs = static_cast<std::size_t>(kc) * static_cast<std::size_t>(p.npb) *
+  const std::size_t xs =
+      static_cast<std::size_t>(kc) * k_units * 2 * static_cast<std::size_t>(p.batch_tile) * sizeof(cplx);
+  const std::size_t gs = static_cast<std::size_t>(kc) * static_cast<std::size_t>(p.pair_rows) *
                          static_cast<std::size_t>(p.k) * k_lanes * sizeof(cplx);
   return align16(xs) + align16(gs);
 }
@@ -32,16 +33,17 @@ FB_HOST_DEVICE std::size_t gemm_stage_bytes(const params& p, int kc) {
 FB_HOST_DEVICE gemm_layout make_gemm_layout(const params& p) {
   gemm_layout L{};
   std::size_t o = 0;
-  L.twu = o;
+  L.unit_roots = o;
   o += align16(static_cast<std::size_t>(k_units) * static_cast<std::size_t>(p.k) * sizeof(cplx));
   L.uinfo = o;
   o += align16(k_units * sizeof(unit_info));
-  L.xs = o;
-  L.gs = o + align16(static_cast<std::size_t>(p.kc) * k_units * 2 * static_cast<std::size_t>(p.tb) * sizeof(cplx));
-  L.red = o;
-  L.stage = gemm_stage_bytes(p, p.kc);
-  const std::size_t red = align16(static_cast<std::size_t>(k_units) * static_cast<std::size_t>(p.tb) * k_lanes *
-                                  sizeof(double));
+  L.x_tiles = o;
+  L.g_tiles = o + align16(static_cast<std::size_t>(p.chunk_channels) * k_units * 2 *
+                          static_cast<std::size_t>(p.batch_tile) * sizeof(cplx));
+  L.reduction = o;
+  L.stage = gemm_stage_bytes(p, p.chunk_channels);
+  const std::size_t red =
+      align16(static_cast<std::size_t>(k_units) * static_cast<std::size_t>(p.batch_tile) * k_lanes * sizeof(double));
   o += 2 * L.stage > red ? 2 * L.stage : red;
   L.total = o;
   return L;
@@ -61,23 +63,23 @@ FB_HOST_DEVICE int64_t gemm_blocks(const params& p) {
 }
 
 struct gemm_block_id {
-  int64_t g;  ///< unit group
-  int bt;     ///< batch tile
-  int ct;     ///< channel tile
-  int64_t p_lo;
-  int npb;  ///< row pairs this group touches
+  int64_t group;           ///< unit group
+  int batch_tile_index;    ///< batch tile
+  int channel_tile_index;  ///< channel tile
+  int64_t first_pair;      ///< the row pair of the group's first unit
+  int pair_rows;           ///< row pairs this group touches
 };
 
 FB_HOST_DEVICE gemm_block_id gemm_block_of(const params& p, int64_t block) {
   gemm_block_id id{};
-  id.ct = static_cast<int>(block % p.n_ctiles);
+  id.channel_tile_index = static_cast<int>(block % p.n_ctiles);
   const int64_t rest = block / p.n_ctiles;
-  id.bt = static_cast<int>(rest % p.n_btiles);
-  id.g = rest / p.n_btiles;
-  const int64_t u_lo = id.g * k_units;
+  id.batch_tile_index = static_cast<int>(rest % p.n_btiles);
+  id.group = rest / p.n_btiles;
+  const int64_t u_lo = id.group * k_units;
   const int64_t u_hi = min64(u_lo + k_units, p.n_units) - 1;
-  id.p_lo = u_lo / p.Fw;
-  id.npb = static_cast<int>(u_hi / p.Fw - id.p_lo + 1);
+  id.first_pair = u_lo / p.n_fw;
+  id.pair_rows = static_cast<int>(u_hi / p.n_fw - id.first_pair + 1);
   return id;
 }
 
@@ -85,30 +87,30 @@ FB_HOST_DEVICE gemm_block_id gemm_block_of(const params& p, int64_t block) {
 template <int TB>
 FB_HOST_DEVICE void gemm_setup(const params& p, const gemm_layout& L, unsigned char* smem, const gemm_block_id& id,
                                int t, gemm_state<TB>& st) {
-  cplx* twu = at<cplx>(smem, L.twu);
+  cplx* twu = at<cplx>(smem, L.unit_roots);
   unit_info* uinfo = at<unit_info>(smem, L.uinfo);
   for (int i = t; i < k_units * p.k; i += k_threads) {
     const int w = i / p.k;
     const int tw = i - w * p.k;
-    const int64_t u = id.g * k_units + w;
-    const int64_t fw = u < p.n_units ? u % p.Fw : 0;
-    twu[i] = u < p.n_units ? dft::unit_root((tw * fw) % p.Nw, p.Nw) : cplx{0.0f, 0.0f};
+    const int64_t u = id.group * k_units + w;
+    const int64_t fw = u < p.n_units ? u % p.n_fw : 0;
+    twu[i] = u < p.n_units ? math::dft::unit_root((tw * fw) % p.dft_w, p.dft_w) : cplx{0.0f, 0.0f};
   }
   if (t < k_units) {
-    const int64_t u = id.g * k_units + t;
+    const int64_t u = id.group * k_units + t;
     unit_info ui{0, 0, 0, 0, 0.0, 0.0};
     if (u < p.n_units) {
-      const int64_t pidx = u / p.Fw;
-      const int64_t fw = u - pidx * p.Fw;
-      const dft::row_pair pr = dft::pair_at(p.pairs, pidx);
-      const int64_t row_stride = p.Ci * p.B * p.Fw;
-      const double hw = dft::half_weight(fw, p.Nw);
-      ui.xr = pr.row * row_stride + fw;
-      ui.xc = pr.conj_row * row_stride + fw;
-      ui.pl = static_cast<int>(pidx - id.p_lo);
+      const int64_t pidx = u / p.n_fw;
+      const int64_t fw = u - pidx * p.n_fw;
+      const math::dft::row_pair pr = math::dft::pair_at(p.pairs, pidx);
+      const int64_t row_stride = p.c_in * p.B * p.n_fw;
+      const double hw = math::dft::half_weight(fw, p.dft_w);
+      ui.x_offset = pr.row * row_stride + fw;
+      ui.x_conj_offset = pr.conj_row * row_stride + fw;
+      ui.pair = static_cast<int>(pidx - id.first_pair);
       ui.valid = 1;
-      ui.wr = (pr.row == 0 && fw == 0) ? 0.0 : hw;
-      ui.wc = pr.conj_row == pr.row ? 0.0 : hw;
+      ui.weight = (pr.row == 0 && fw == 0) ? 0.0 : hw;
+      ui.conj_weight = pr.conj_row == pr.row ? 0.0 : hw;
     }
     uinfo[t] = ui;
   }
@@ -134,8 +136,8 @@ template <int TB>
 FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned char* smem, const gemm_block_id& id,
                                int64_t ci0, int nkc, int buf, int t) {
   const unit_info* uinfo = at<unit_info>(smem, L.uinfo);
-  cplx* xs = at<cplx>(smem, L.xs + static_cast<std::size_t>(buf) * L.stage);
-  cplx* gs = at<cplx>(smem, L.gs + static_cast<std::size_t>(buf) * L.stage);
+  cplx* xs = at<cplx>(smem, L.x_tiles + static_cast<std::size_t>(buf) * L.stage);
+  cplx* gs = at<cplx>(smem, L.g_tiles + static_cast<std::size_t>(buf) * L.stage);
   // X: unit fastest, so 8 consecutive columns fw of one row are read together.
   const int nx = nkc * k_units * 2 * TB;
   for (int i = t; i < nx; i += k_threads) {
@@ -146,28 +148,28 @@ FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned c
     const int r = rest % 2;
     const int kc = rest / 2;
     const unit_info& ui = uinfo[w];
-    const int64_t bg = static_cast<int64_t>(id.bt) * TB + b;
+    const int64_t bg = static_cast<int64_t>(id.batch_tile_index) * TB + b;
     const bool ok = ui.valid && bg < p.B;
-    const int64_t off = ok ? (r ? ui.xc : ui.xr) + ((ci0 + kc) * p.B + bg) * p.Fw : 0;
-    cp_async_8_or_zero(xs + ((kc * k_units + w) * 2 + r) * TB + b, p.X + off, ok);
+    const int64_t off = ok ? (r ? ui.x_conj_offset : ui.x_offset) + ((ci0 + kc) * p.B + bg) * p.n_fw : 0;
+    arch::cp_async_8_or_zero(xs + ((kc * k_units + w) * 2 + r) * TB + b, p.X + off, ok);
   }
   // G: warp w takes the rows (kc, pair, tw) w, w + 8, ... (counters stepped, not divided); the lane
   // is the output channel, so a warp copies 32 consecutive values.
   const int w = t / k_lanes;
   const int lane = t % k_lanes;
-  const int64_t cg = static_cast<int64_t>(id.ct) * k_lanes + lane;
-  const bool cok = cg < p.Co;
+  const int64_t cg = static_cast<int64_t>(id.channel_tile_index) * k_lanes + lane;
+  const bool cok = cg < p.c_out;
   constexpr int kstep = k_threads / k_lanes;
-  const int rows = nkc * id.npb * p.k;
+  const int rows = nkc * id.pair_rows * p.k;
   int tw = w % p.k;  // row w = (kc * npb + pl) * k + tw
-  int pl = (w / p.k) % id.npb;
-  int kc = w / (p.k * id.npb);
+  int pl = (w / p.k) % id.pair_rows;
+  int kc = w / (p.k * id.pair_rows);
   for (int row = w; row < rows; row += kstep) {
-    const int64_t off = cok ? (((ci0 + kc) * p.pairs.count + id.p_lo + pl) * p.k + tw) * p.Co + cg : 0;
-    cp_async_8_or_zero(gs + ((kc * p.npb + pl) * p.k + tw) * k_lanes + lane, p.G + off, cok);
-    gemm_combo_step(kc, pl, tw, kstep, p.k, id.npb);
+    const int64_t off = cok ? (((ci0 + kc) * p.pairs.count + id.first_pair + pl) * p.k + tw) * p.c_out + cg : 0;
+    arch::cp_async_8_or_zero(gs + ((kc * p.pair_rows + pl) * p.k + tw) * k_lanes + lane, p.G + off, cok);
+    gemm_combo_step(kc, pl, tw, kstep, p.k, id.pair_rows);
   }
-  cp_async_commit();
+  arch::cp_async_commit();
 }
 
 /// Thread (warp = unit, lane = output channel): for each staged input channel, W of its row and
@@ -183,29 +185,29 @@ FB_HOST_DEVICE void gemm_main(const params& p, const gemm_layout& L, unsigned ch
   const int lane = t % 32;
   const unit_info* uinfo = at<unit_info>(smem, L.uinfo);
   if (!uinfo[w].valid) return;
-  const int pl = uinfo[w].pl;
-  const cplx* twu = at<cplx>(smem, L.twu) + w * p.k;
+  const int pl = uinfo[w].pair;
+  const cplx* twu = at<cplx>(smem, L.unit_roots) + w * p.k;
   // Running pointers (the kc loop steps them; index products were recomputed every step).
-  const cplx* g = at<cplx>(smem, L.gs + static_cast<std::size_t>(buf) * L.stage) + pl * p.k * k_lanes + lane;
-  const cplx* xr = at<cplx>(smem, L.xs + static_cast<std::size_t>(buf) * L.stage) + w * 2 * TB;
-  const int gstep = p.npb * p.k * k_lanes;
+  const cplx* g = at<cplx>(smem, L.g_tiles + static_cast<std::size_t>(buf) * L.stage) + pl * p.k * k_lanes + lane;
+  const cplx* xr = at<cplx>(smem, L.x_tiles + static_cast<std::size_t>(buf) * L.stage) + w * 2 * TB;
+  const int gstep = p.pair_rows * p.k * k_lanes;
   for (int kc = 0; kc < nkc; ++kc, g += gstep, xr += k_units * 2 * TB) {
     float a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f;
     const cplx* gt = g;
     for (int tw = 0; tw < p.k; ++tw, gt += k_lanes) {
       const cplx gv = *gt;
       const cplx tv = twu[tw];
-      a1 = dft::ffma(gv.re, tv.re, a1);
-      a2 = dft::ffma(gv.im, tv.im, a2);
-      a3 = dft::ffma(gv.re, tv.im, a3);
-      a4 = dft::ffma(gv.im, tv.re, a4);
+      a1 = math::dft::ffma(gv.re, tv.re, a1);
+      a2 = math::dft::ffma(gv.im, tv.im, a2);
+      a3 = math::dft::ffma(gv.re, tv.im, a3);
+      a4 = math::dft::ffma(gv.im, tv.re, a4);
     }
     const cplx wr{a1 - a2, a3 + a4};
     const cplx wc{a1 + a2, a3 - a4};
     const cplx* xc = xr + TB;
     if constexpr (TB == 1) {
-      dft::cmac(st.z0[0], xr[0], wr);
-      dft::cmac(st.z1[0], xc[0], wc);
+      math::dft::cmac(st.z0[0], xr[0], wr);
+      math::dft::cmac(st.z1[0], xc[0], wc);
     } else {
       const cplx2* xr2 = reinterpret_cast<const cplx2*>(xr);
       const cplx2* xc2 = reinterpret_cast<const cplx2*>(xc);
@@ -215,10 +217,10 @@ FB_HOST_DEVICE void gemm_main(const params& p, const gemm_layout& L, unsigned ch
       for (int bb = 0; bb < TB / 2; ++bb) {
         const cplx2 vr = xr2[bb];
         const cplx2 vc = xc2[bb];
-        dft::cmac(st.z0[2 * bb], vr.a, wr);
-        dft::cmac(st.z0[2 * bb + 1], vr.b, wr);
-        dft::cmac(st.z1[2 * bb], vc.a, wc);
-        dft::cmac(st.z1[2 * bb + 1], vc.b, wc);
+        math::dft::cmac(st.z0[2 * bb], vr.a, wr);
+        math::dft::cmac(st.z0[2 * bb + 1], vr.b, wr);
+        math::dft::cmac(st.z1[2 * bb], vc.a, wc);
+        math::dft::cmac(st.z1[2 * bb + 1], vc.b, wc);
       }
     }
   }
@@ -230,27 +232,28 @@ FB_HOST_DEVICE void gemm_store(const gemm_layout& L, unsigned char* smem, int t,
   const int w = t / 32;
   const int lane = t % 32;
   const unit_info& ui = at<unit_info>(smem, L.uinfo)[w];
-  double* red = at<double>(smem, L.red);
+  double* red = at<double>(smem, L.reduction);
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
   for (int b = 0; b < TB; ++b)
-    red[(w * TB + b) * k_lanes + lane] = dft::dfma(ui.wr, dft::norm2(st.z0[b]), ui.wc * dft::norm2(st.z1[b]));
+    red[(w * TB + b) * k_lanes + lane] =
+        math::dft::dfma(ui.weight, math::dft::norm2(st.z0[b]), ui.conj_weight * math::dft::norm2(st.z1[b]));
 }
 
 /// partial[g][b][c] = the block's units summed in unit order.
 template <int TB>
 FB_HOST_DEVICE void gemm_reduce(const params& p, const gemm_layout& L, unsigned char* smem, const gemm_block_id& id,
                                 int t) {
-  const double* red = at<double>(smem, L.red);
+  const double* red = at<double>(smem, L.reduction);
   for (int i = t; i < TB * k_lanes; i += k_threads) {
     const int b = i / k_lanes;
     const int c = i % k_lanes;
     double s = 0.0;
     for (int w = 0; w < k_units; ++w) s += red[(w * TB + b) * k_lanes + c];
-    const int64_t bg = static_cast<int64_t>(id.bt) * TB + b;
-    const int64_t cg = static_cast<int64_t>(id.ct) * k_lanes + c;
-    if (bg < p.B && cg < p.Co) p.partial[(id.g * p.B + bg) * p.Co + cg] = s;
+    const int64_t bg = static_cast<int64_t>(id.batch_tile_index) * TB + b;
+    const int64_t cg = static_cast<int64_t>(id.channel_tile_index) * k_lanes + c;
+    if (bg < p.B && cg < p.c_out) p.partial[(id.group * p.B + bg) * p.c_out + cg] = s;
   }
 }
 
@@ -263,18 +266,18 @@ FB_HOST_DEVICE void gemm_program(Ex& ex, const params& p, int64_t block, unsigne
   ex.threads([&](int t, gemm_state<TB>& st) { gemm_setup<TB>(p, L, smem, id, t, st); });
   ex.sync();
   ex.threads([&](int t, gemm_state<TB>&) {
-    gemm_stage<TB>(p, L, smem, id, 0, static_cast<int>(min64(p.kc, p.Ci)), 0, t);
+    gemm_stage<TB>(p, L, smem, id, 0, static_cast<int>(min64(p.chunk_channels, p.c_in)), 0, t);
   });
   int buf = 0;
-  for (int64_t ci0 = 0; ci0 < p.Ci; ci0 += p.kc) {
-    const int nkc = static_cast<int>(min64(p.kc, p.Ci - ci0));
-    const int64_t next = ci0 + p.kc;
+  for (int64_t ci0 = 0; ci0 < p.c_in; ci0 += p.chunk_channels) {
+    const int nkc = static_cast<int>(min64(p.chunk_channels, p.c_in - ci0));
+    const int64_t next = ci0 + p.chunk_channels;
     ex.threads([&](int t, gemm_state<TB>&) {
-      if (next < p.Ci) {  // the next chunk's copies go out before this chunk's are awaited
-        gemm_stage<TB>(p, L, smem, id, next, static_cast<int>(min64(p.kc, p.Ci - next)), buf ^ 1, t);
-        cp_async_wait_all_but_last();
+      if (next < p.c_in) {  // the next chunk's copies go out before this chunk's are awaited
+        gemm_stage<TB>(p, L, smem, id, next, static_cast<int>(min64(p.chunk_channels, p.c_in - next)), buf ^ 1, t);
+        arch::cp_async_wait_all_but_last();
       } else {
-        cp_async_wait_all();
+        arch::cp_async_wait_all();
       }
     });
     ex.sync();

@@ -10,12 +10,14 @@ namespace fb::fused::convt3d_scale_bn_gap::detail {
 /// of depth plane fd (taps summed in order th = 0, 1, ...). The gemm then only copies G: computed
 /// inside the gemm, every block formed it for all pairs it touched (~4.75x redundant at the default
 /// config) and spent ~40% of its issue slots on it.
-FB_HOST_DEVICE int64_t gspec_items(const params& p) { return p.training ? p.Ci * p.NDP * p.k * p.Co : 0; }
+FB_HOST_DEVICE int64_t gspec_items(const params& p) { return p.training ? p.c_in * p.n_d_pairs * p.k * p.c_out : 0; }
 FB_HOST_DEVICE int64_t gspec_blocks(const params& p) { return (gspec_items(p) + k_threads - 1) / k_threads; }
-FB_HOST_DEVICE std::size_t gspec_smem(const params& p) { return align16(static_cast<std::size_t>(p.Nh) * sizeof(cplx)); }
+FB_HOST_DEVICE std::size_t gspec_smem(const params& p) {
+  return align16(static_cast<std::size_t>(p.dft_h) * sizeof(cplx));
+}
 
-/// The first pair of depth plane fd and the plane's pair count (dft::pair_at's numbering).
-FB_HOST_DEVICE void plane_pairs(const dft::row_pairs& rp, int64_t fd, int64_t& first, int64_t& count) {
+/// The first pair of depth plane fd and the plane's pair count (math::dft::pair_at's numbering).
+FB_HOST_DEVICE void plane_pairs(const math::dft::row_pairs& rp, int64_t fd, int64_t& first, int64_t& count) {
   if (fd == 0) {
     first = 0;
     count = rp.n_edge;
@@ -33,17 +35,17 @@ FB_HOST_DEVICE void gspec_item(const params& p, unsigned char* smem, int64_t blo
   if (i >= gspec_items(p)) return;
   const cplx* twh = at<cplx>(smem, 0);
   const int64_t k = p.k;
-  const int64_t c = i % p.Co;
-  int64_t rest = i / p.Co;
+  const int64_t c = i % p.c_out;
+  int64_t rest = i / p.c_out;
   const int64_t tw = rest % k;
   rest /= k;
-  const int64_t fd = rest % p.NDP;
-  const int64_t ci = rest / p.NDP;
-  const cplx* h = p.h1 + ((ci * p.NDP + fd) * k * k + tw) * p.Co + c;  // + th * k * C_out
+  const int64_t fd = rest % p.n_d_pairs;
+  const int64_t ci = rest / p.n_d_pairs;
+  const cplx* h = p.h1 + ((ci * p.n_d_pairs + fd) * k * k + tw) * p.c_out + c;  // + th * k * C_out
   int64_t first = 0, count = 0;
   plane_pairs(p.pairs, fd, first, count);
-  cplx* g = p.G + ((ci * p.pairs.count + first) * k + tw) * p.Co + c;  // + q * k * C_out
-  const int64_t th_stride = k * p.Co;
+  cplx* g = p.G + ((ci * p.pairs.count + first) * k + tw) * p.c_out + c;  // + q * k * C_out
+  const int64_t th_stride = k * p.c_out;
   if (p.k <= k_tap_batch) {
     cplx v[k_tap_batch];
 #if defined(__CUDA_ARCH__)
@@ -52,15 +54,15 @@ FB_HOST_DEVICE void gspec_item(const params& p, unsigned char* smem, int64_t blo
     for (int th = 0; th < k_tap_batch; ++th) v[th] = th < p.k ? load_ro(h + th * th_stride) : cplx{0.0f, 0.0f};
     for (int64_t q = 0; q < count; ++q) {  // fh = q
       cplx acc{0.0f, 0.0f};
-      int m = 0;  // (th * fh) mod Nh
+      int m = 0;  // (th * fh) mod dft_h
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
       for (int th = 0; th < k_tap_batch; ++th) {
         if (th < p.k) {
-          dft::cmac(acc, v[th], twh[m]);
+          math::dft::cmac(acc, v[th], twh[m]);
           m += static_cast<int>(q);
-          if (m >= p.Nh) m -= p.Nh;
+          if (m >= p.dft_h) m -= p.dft_h;
         }
       }
       g[q * th_stride] = acc;
@@ -71,9 +73,9 @@ FB_HOST_DEVICE void gspec_item(const params& p, unsigned char* smem, int64_t blo
     cplx acc{0.0f, 0.0f};
     int m = 0;
     for (int th = 0; th < p.k; ++th) {
-      dft::cmac(acc, load_ro(h + th * th_stride), twh[m]);
+      math::dft::cmac(acc, load_ro(h + th * th_stride), twh[m]);
       m += static_cast<int>(q);
-      if (m >= p.Nh) m -= p.Nh;
+      if (m >= p.dft_h) m -= p.dft_h;
     }
     g[q * th_stride] = acc;
   }
@@ -84,7 +86,7 @@ FB_HOST_DEVICE void gspec_program(Ex& ex, const params& p, int64_t block, unsign
   static_assert(exec::is_block_executor_v<Ex>, "gspec_program needs a block executor");
   ex.threads([&](int t) {
     cplx* twh = at<cplx>(smem, 0);
-    for (int m = t; m < p.Nh; m += k_threads) twh[m] = dft::unit_root(m, p.Nh);
+    for (int m = t; m < p.dft_h; m += k_threads) twh[m] = math::dft::unit_root(m, p.dft_h);
   });
   ex.sync();
   ex.threads([&](int t) { gspec_item(p, smem, block, t); });

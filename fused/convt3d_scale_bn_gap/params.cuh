@@ -14,8 +14,8 @@
 
 namespace fb::fused::convt3d_scale_bn_gap::detail {
 
-using dft::cplx;
-using dft::cplx2;
+using math::dft::cplx;
+using math::dft::cplx2;
 
 constexpr int k_threads = 256;  ///< threads of every block
 constexpr int k_units = 8;      ///< gemm: frequency units per block, one per warp
@@ -26,7 +26,7 @@ constexpr int k_fh = 3;         ///< x: fh pairs per h-stage item (register tile
 constexpr int k_fd = 4;         ///< x: fd pairs per d-stage item (register tile k_jt x k_fd)
 static_assert(k_jt == 4 && k_fd == 4, "x_d_stage and load_jt spell out 4 columns and 4 pairs");
 constexpr int k_slices = 8;     ///< reduce: warps, each summing 4 interleaved slices of the groups
-constexpr int k_max_tb = 16;    ///< gemm: largest batch tile (accumulators: 2 rows x tb complex)
+constexpr int k_max_tb = 16;    ///< gemm: largest batch tile (accumulators: 2 rows x batch_tile complex)
 
 /// Everything the kernels read: pointers, sizes, the derived decomposition (fused/
 /// convt3d_scale_bn_gap/plan.h fills it) and the scalars.
@@ -47,30 +47,30 @@ struct params {
   double* ybar;     ///< [B][C_out]
   double* m2;       ///< [B][C_out] centred sums of squares (training)
   double* partial;  ///< [n_groups][B][C_out] (training)
-  cplx* h1;         ///< [C_in][NDP][k][k][C_out] (training)
-  cplx* X;          ///< [D'*H'][C_in][B][Fw] (training)
+  cplx* h1;         ///< [C_in][n_d_pairs][k][k][C_out] (training)
+  cplx* X;          ///< [D'*H'][C_in][B][n_fw] (training)
   cplx* G;          ///< [C_in][pairs.count][k][C_out] (training)
   // sizes
-  int64_t B, Ci, Co;
+  int64_t B, c_in, c_out;
   int D, H, W, k;
-  int Nd, Nh, Nw;  ///< DFT sizes = conv output sizes n + k - 1
-  int Fw;          ///< half spectrum along w: Nw/2 + 1
-  int NDP, NHP;    ///< Nd/2 + 1, Nh/2 + 1 (mirrored output pairs of the d- and h-stages)
-  int64_t n_out;   ///< N' = Nd*Nh*Nw
+  int dft_d, dft_h, dft_w;   ///< DFT sizes = conv output sizes n + k - 1
+  int n_fw;                  ///< half spectrum along w: dft_w/2 + 1
+  int n_d_pairs, n_h_pairs;  ///< dft_d/2 + 1, dft_h/2 + 1 (mirrored output pairs of the d- and h-stages)
+  int64_t n_out;             ///< N' = dft_d*dft_h*dft_w
   // gemm decomposition
-  dft::row_pairs pairs;
-  int64_t n_units;   ///< pairs.count * Fw: unit u = (pair u / Fw, column u % Fw)
+  math::dft::row_pairs pairs;
+  int64_t n_units;   ///< pairs.count * n_fw: unit u = (pair u / n_fw, column u % n_fw)
   int64_t n_groups;  ///< ceil(n_units / k_units)
   int n_ctiles;      ///< ceil(C_out / k_lanes)
-  int n_btiles;      ///< ceil(B / tb)
-  int tb;            ///< batch tile (1, 2, 4, 8 or 16), the kernel's template argument
-  int kc;            ///< input channels per staged chunk
-  int npb;           ///< row pairs a group can touch (shared-memory rows of G)
+  int n_btiles;      ///< ceil(B / batch_tile)
+  int batch_tile;    ///< batch tile (1, 2, 4, 8 or 16), the kernel's template argument
+  int chunk_channels;  ///< input channels per staged chunk
+  int pair_rows;       ///< row pairs a group can touch (shared-memory rows of G)
   // x decomposition
-  int js;          ///< fw columns per chunk (4 or 8): row stride of the w- and h-stage tiles
-  int n_fwchunks;  ///< ceil(Fw / js)
+  int chunk_columns;  ///< fw columns per chunk (4 or 8): row stride of the w- and h-stage tiles
+  int n_fw_chunks;    ///< ceil(n_fw / chunk_columns)
   int slab_rows;   ///< input rows (d, h) per thread row slot, <= k_threads
-  int xr;          ///< x: rows per thread in the w-stage (1 or 2): xr slabs are staged at once
+  int w_stage_rows;  ///< x: rows per thread in the w-stage (1 or 2): w_stage_rows slabs are staged at once
   // scalars
   double scale, eps, momentum;
   bool training;

@@ -57,19 +57,19 @@ inline plan make_plan(const problem& pr) {
   plan pl{};
   params& p = pl.prm;
   p.B = pr.batch;
-  p.Ci = pr.in_channels;
-  p.Co = pr.out_channels;
+  p.c_in = pr.in_channels;
+  p.c_out = pr.out_channels;
   p.D = static_cast<int>(pr.depth);
   p.H = static_cast<int>(pr.height);
   p.W = static_cast<int>(pr.width);
   p.k = static_cast<int>(pr.kernel_size);
-  p.Nd = p.D + p.k - 1;
-  p.Nh = p.H + p.k - 1;
-  p.Nw = p.W + p.k - 1;
-  p.Fw = p.Nw / 2 + 1;
-  p.NDP = p.Nd / 2 + 1;
-  p.NHP = p.Nh / 2 + 1;
-  p.n_out = static_cast<int64_t>(p.Nd) * p.Nh * p.Nw;
+  p.dft_d = p.D + p.k - 1;
+  p.dft_h = p.H + p.k - 1;
+  p.dft_w = p.W + p.k - 1;
+  p.n_fw = p.dft_w / 2 + 1;
+  p.n_d_pairs = p.dft_d / 2 + 1;
+  p.n_h_pairs = p.dft_h / 2 + 1;
+  p.n_out = static_cast<int64_t>(p.dft_d) * p.dft_h * p.dft_w;
   p.scale = pr.scale_factor;
   p.eps = pr.eps;
   p.momentum = pr.momentum;
@@ -78,28 +78,29 @@ inline plan make_plan(const problem& pr) {
           "* D'*H'*W' must be > 1 in training mode (BatchNorm needs more than one value per channel); batch", p.B);
 
   // gemm: 8 units x 32 channels x a batch tile per block.
-  p.pairs = dft::make_row_pairs(p.Nd, p.Nh);
-  p.n_units = p.pairs.count * p.Fw;
+  p.pairs = math::dft::make_row_pairs(p.dft_d, p.dft_h);
+  p.n_units = p.pairs.count * p.n_fw;
   p.n_groups = (p.n_units + k_units - 1) / k_units;
-  p.n_ctiles = static_cast<int>((p.Co + k_lanes - 1) / k_lanes);
-  p.tb = 1;
-  while (p.tb < k_max_tb && p.tb < p.B) p.tb *= 2;
-  p.n_btiles = static_cast<int>((p.B + p.tb - 1) / p.tb);
-  // 8 consecutive units span at most floor(7/Fw) + 2 row pairs.
-  const int64_t npb = 7 / p.Fw + 2;
-  p.npb = static_cast<int>(npb < k_units ? (npb < p.pairs.count ? npb : p.pairs.count) : k_units);
-  p.kc = static_cast<int>(p.Ci < 8 ? p.Ci : 8);
+  p.n_ctiles = static_cast<int>((p.c_out + k_lanes - 1) / k_lanes);
+  p.batch_tile = 1;
+  while (p.batch_tile < k_max_tb && p.batch_tile < p.B) p.batch_tile *= 2;
+  p.n_btiles = static_cast<int>((p.B + p.batch_tile - 1) / p.batch_tile);
+  // 8 consecutive units span at most floor(7/n_fw) + 2 row pairs.
+  const int64_t pair_rows = 7 / p.n_fw + 2;
+  p.pair_rows =
+      static_cast<int>(pair_rows < k_units ? (pair_rows < p.pairs.count ? pair_rows : p.pairs.count) : k_units);
+  p.chunk_channels = static_cast<int>(p.c_in < 8 ? p.c_in : 8);
   if (p.training) {
-    while (p.kc > 1 && make_gemm_layout(p).total > k_smem_two_blocks) --p.kc;
+    while (p.chunk_channels > 1 && make_gemm_layout(p).total > k_smem_two_blocks) --p.chunk_channels;
     require(make_gemm_layout(p).total <= k_smem_max, m, "kernel_size", "too large for the gemm's shared memory",
             pr.kernel_size);
     pl.gemm_smem = make_gemm_layout(p).total;
   }
 
-  // x: fw chunks of js columns; prefer two resident blocks, then wider chunks.
-  const auto try_x = [&](int js, std::size_t budget) {
-    p.js = js;
-    p.xr = 1;
+  // x: fw chunks of chunk_columns columns; prefer two resident blocks, then wider chunks.
+  const auto try_x = [&](int columns, std::size_t budget) {
+    p.chunk_columns = columns;
+    p.w_stage_rows = 1;
     p.slab_rows = static_cast<int>(static_cast<int64_t>(p.D) * p.H < k_threads ? static_cast<int64_t>(p.D) * p.H
                                                                                  : k_threads);
     while (p.slab_rows > 1 && make_x_layout(p, true).total > budget) p.slab_rows /= 2;
@@ -115,21 +116,21 @@ inline plan make_plan(const problem& pr) {
     // staging still fits the same budget.
     if (static_cast<int64_t>(p.D) * p.H > p.slab_rows) {
       const std::size_t budget = make_x_layout(p, true).total <= k_smem_two_blocks ? k_smem_two_blocks : k_smem_max;
-      p.xr = 2;
-      if (make_x_layout(p, true).total > budget) p.xr = 1;
+      p.w_stage_rows = 2;
+      if (make_x_layout(p, true).total > budget) p.w_stage_rows = 1;
     }
     pl.x_smem = make_x_layout(p, true).total;
   } else {
     // The sums-only variant (eval) stages slabs of rows and nothing else.
-    p.js = 8;
-    p.xr = 1;
+    p.chunk_columns = 8;
+    p.w_stage_rows = 1;
     p.slab_rows = static_cast<int>(static_cast<int64_t>(p.D) * p.H < k_threads ? static_cast<int64_t>(p.D) * p.H
                                                                                 : k_threads);
     while (p.slab_rows > 1 && make_x_layout(p, false).total > k_smem_two_blocks) p.slab_rows /= 2;
     pl.x_smem = make_x_layout(p, false).total;
     require(pl.x_smem <= k_smem_max, m, "width", "too large for the input sums' shared memory", pr.width);
   }
-  p.n_fwchunks = (p.Fw + p.js - 1) / p.js;
+  p.n_fw_chunks = (p.n_fw + p.chunk_columns - 1) / p.chunk_columns;
 
   // Workspace.
   std::size_t o = 0;
@@ -139,16 +140,18 @@ inline plan make_plan(const problem& pr) {
     return at;
   };
   const auto dbl = [](int64_t n) { return static_cast<std::size_t>(n) * sizeof(double); };
-  pl.off_S = take(dbl(p.B * p.Ci));
-  pl.off_wsum = take(dbl(p.Ci * p.Co));
-  pl.off_ybar = take(dbl(p.B * p.Co));
-  pl.off_m2 = take(dbl(p.training ? p.B * p.Co : 0));
-  pl.off_partial = take(dbl(p.training ? p.n_groups * p.B * p.Co : 0));
-  pl.off_h1 = take(p.training ? static_cast<std::size_t>(p.Ci * p.NDP * p.k * p.k * p.Co) * sizeof(cplx) : 0);
-  pl.off_g = take(p.training ? static_cast<std::size_t>(p.Ci * p.pairs.count * p.k * p.Co) * sizeof(cplx) : 0);
-  pl.off_x = take(p.training ? static_cast<std::size_t>(static_cast<int64_t>(p.Nd) * p.Nh * p.Ci * p.B * p.Fw) *
-                                   sizeof(cplx)
-                             : 0);
+  pl.off_S = take(dbl(p.B * p.c_in));
+  pl.off_wsum = take(dbl(p.c_in * p.c_out));
+  pl.off_ybar = take(dbl(p.B * p.c_out));
+  pl.off_m2 = take(dbl(p.training ? p.B * p.c_out : 0));
+  pl.off_partial = take(dbl(p.training ? p.n_groups * p.B * p.c_out : 0));
+  pl.off_h1 =
+      take(p.training ? static_cast<std::size_t>(p.c_in * p.n_d_pairs * p.k * p.k * p.c_out) * sizeof(cplx) : 0);
+  pl.off_g = take(p.training ? static_cast<std::size_t>(p.c_in * p.pairs.count * p.k * p.c_out) * sizeof(cplx) : 0);
+  pl.off_x =
+      take(p.training ? static_cast<std::size_t>(static_cast<int64_t>(p.dft_d) * p.dft_h * p.c_in * p.B * p.n_fw) *
+                            sizeof(cplx)
+                      : 0);
   pl.workspace_bytes = o + fb::fused::detail::k_workspace_align;
   return pl;
 }

@@ -6,19 +6,19 @@
 namespace fb::fused::convt3d_scale_bn_gap::detail {
 
 /// Blocks of the prep kernel that compute Wsum (the rest compute H1 in training).
-FB_HOST_DEVICE int64_t prep_wsum_blocks(const params& p) { return (p.Ci * p.Co + k_threads - 1) / k_threads; }
-FB_HOST_DEVICE int64_t prep_h1_items(const params& p) {
-  return p.training ? p.Ci * p.k * p.k * p.Co : 0;
-}
+FB_HOST_DEVICE int64_t prep_wsum_blocks(const params& p) { return (p.c_in * p.c_out + k_threads - 1) / k_threads; }
+FB_HOST_DEVICE int64_t prep_h1_items(const params& p) { return p.training ? p.c_in * p.k * p.k * p.c_out : 0; }
 FB_HOST_DEVICE int64_t prep_blocks(const params& p) {
   return prep_wsum_blocks(p) + (prep_h1_items(p) + k_threads - 1) / k_threads;
 }
-FB_HOST_DEVICE std::size_t prep_smem(const params& p) { return align16(static_cast<std::size_t>(p.Nd) * sizeof(cplx)); }
+FB_HOST_DEVICE std::size_t prep_smem(const params& p) {
+  return align16(static_cast<std::size_t>(p.dft_d) * sizeof(cplx));
+}
 
 /// Wsum[ci, c] = sum over the k^3 taps of w[ci, c] in tap order (fp64: exact for k^3 <= 2^20 or so).
 FB_HOST_DEVICE void prep_wsum(const params& p, int64_t block, int t) {
   const int64_t i = block * k_threads + t;  // ci * C_out + c
-  if (i >= p.Ci * p.Co) return;
+  if (i >= p.c_in * p.c_out) return;
   const int64_t taps = static_cast<int64_t>(p.k) * p.k * p.k;
   const float* w = p.weight + i * taps;
   double s = 0.0;
@@ -28,10 +28,10 @@ FB_HOST_DEVICE void prep_wsum(const params& p, int64_t block, int t) {
 
 FB_HOST_DEVICE void prep_tables(const params& p, unsigned char* smem, int t) {
   cplx* twd = at<cplx>(smem, 0);
-  for (int m = t; m < p.Nd; m += k_threads) twd[m] = dft::unit_root(m, p.Nd);
+  for (int m = t; m < p.dft_d; m += k_threads) twd[m] = math::dft::unit_root(m, p.dft_d);
 }
 
-/// H1 item (ci, th, tw, c): the depth DFT of the k taps w[ci, c, :, th, tw] at fd = 0..NDP-1.
+/// H1 item (ci, th, tw, c): the depth DFT of the k taps w[ci, c, :, th, tw] at fd = 0..n_d_pairs-1.
 /// The taps are read once into registers (k <= 8; lanes are channels, k^3 floats apart, so each
 /// read touches 32 lines: re-reading them for every fd kept L1 busy for the whole kernel).
 FB_HOST_DEVICE void prep_h1(const params& p, unsigned char* smem, int64_t h1_block, int t) {
@@ -39,50 +39,50 @@ FB_HOST_DEVICE void prep_h1(const params& p, unsigned char* smem, int64_t h1_blo
   if (i >= prep_h1_items(p)) return;
   const cplx* twd = at<cplx>(smem, 0);
   const int64_t k = p.k;
-  const int64_t c = i % p.Co;
-  int64_t rest = i / p.Co;
+  const int64_t c = i % p.c_out;
+  int64_t rest = i / p.c_out;
   const int64_t tw = rest % k;
   rest /= k;
   const int64_t th = rest % k;
   const int64_t ci = rest / k;
-  const float* w = p.weight + (ci * p.Co + c) * k * k * k + th * k + tw;  // + td * k * k
-  cplx* dst = p.h1 + ((ci * p.NDP * k + th) * k + tw) * p.Co + c;        // + fd * k * k * C_out
-  const int64_t fd_stride = k * k * p.Co;
+  const float* w = p.weight + (ci * p.c_out + c) * k * k * k + th * k + tw;  // + td * k * k
+  cplx* dst = p.h1 + ((ci * p.n_d_pairs * k + th) * k + tw) * p.c_out + c;   // + fd * k * k * C_out
+  const int64_t fd_stride = k * k * p.c_out;
   if (p.k <= k_tap_batch) {
     float wv[k_tap_batch];
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
     for (int td = 0; td < k_tap_batch; ++td) wv[td] = td < p.k ? load_ro(w + td * k * k) : 0.0f;
-    for (int fd = 0; fd < p.NDP; ++fd) {
+    for (int fd = 0; fd < p.n_d_pairs; ++fd) {
       cplx acc{0.0f, 0.0f};
-      int m = 0;  // (td * fd) mod Nd
+      int m = 0;  // (td * fd) mod dft_d
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
       for (int td = 0; td < k_tap_batch; ++td) {
         if (td < p.k) {
           const cplx tv = twd[m];
-          acc.re = dft::ffma(wv[td], tv.re, acc.re);
-          acc.im = dft::ffma(wv[td], tv.im, acc.im);
+          acc.re = math::dft::ffma(wv[td], tv.re, acc.re);
+          acc.im = math::dft::ffma(wv[td], tv.im, acc.im);
           m += fd;
-          if (m >= p.Nd) m -= p.Nd;
+          if (m >= p.dft_d) m -= p.dft_d;
         }
       }
       dst[fd * fd_stride] = acc;
     }
     return;
   }
-  for (int fd = 0; fd < p.NDP; ++fd) {
+  for (int fd = 0; fd < p.n_d_pairs; ++fd) {
     cplx acc{0.0f, 0.0f};
-    int m = 0;  // (td * fd) mod Nd
+    int m = 0;  // (td * fd) mod dft_d
     for (int td = 0; td < p.k; ++td) {
       const float wv = load_ro(w + td * k * k);
       const cplx tv = twd[m];
-      acc.re = dft::ffma(wv, tv.re, acc.re);
-      acc.im = dft::ffma(wv, tv.im, acc.im);
+      acc.re = math::dft::ffma(wv, tv.re, acc.re);
+      acc.im = math::dft::ffma(wv, tv.im, acc.im);
       m += fd;
-      if (m >= p.Nd) m -= p.Nd;
+      if (m >= p.dft_d) m -= p.dft_d;
     }
     dst[fd * fd_stride] = acc;
   }

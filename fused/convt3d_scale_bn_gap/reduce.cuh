@@ -5,7 +5,7 @@
 
 namespace fb::fused::convt3d_scale_bn_gap::detail {
 
-FB_HOST_DEVICE int64_t reduce_ctiles(const params& p) { return (p.Co + k_lanes - 1) / k_lanes; }
+FB_HOST_DEVICE int64_t reduce_ctiles(const params& p) { return (p.c_out + k_lanes - 1) / k_lanes; }
 FB_HOST_DEVICE int64_t reduce_blocks(const params& p) { return p.B * reduce_ctiles(p); }
 constexpr std::size_t k_reduce_smem = k_slices * k_lanes * sizeof(double);
 
@@ -19,9 +19,9 @@ FB_HOST_DEVICE void reduce_slices(const params& p, unsigned char* smem, int64_t 
   const int64_t cg = ct * k_lanes + c;
   constexpr int k_sub = 4;
   double acc[k_sub] = {0.0, 0.0, 0.0, 0.0};
-  if (cg < p.Co) {
-    const double* col = p.partial + b * p.Co + cg;  // + g * B * C_out
-    const int64_t stride = p.B * p.Co;
+  if (cg < p.c_out) {
+    const double* col = p.partial + b * p.c_out + cg;  // + g * B * C_out
+    const int64_t stride = p.B * p.c_out;
     // k_rounds rounds of loads go out before any is added (16 in flight per thread: the kernel is
     // latency-bound); each accumulator still adds its groups in increasing order.
     constexpr int k_rounds = 4;
@@ -57,17 +57,18 @@ FB_HOST_DEVICE void reduce_slices(const params& p, unsigned char* smem, int64_t 
 FB_HOST_DEVICE void reduce_finish(const params& p, unsigned char* smem, int64_t b, int64_t ct, int t) {
   if (t >= k_lanes) return;
   const int64_t c = ct * k_lanes + t;
-  if (c >= p.Co) return;
+  if (c >= p.c_out) return;
   const double n = static_cast<double>(p.n_out);
   if (p.training) {
     const double* red = at<double>(smem, 0);
     double tot = 0.0;
     for (int s = 0; s < k_slices; ++s) tot += red[s * k_lanes + t];
-    p.m2[b * p.Co + c] = p.scale * p.scale * (tot / n);
+    p.m2[b * p.c_out + c] = p.scale * p.scale * (tot / n);
   }
   double acc = 0.0;
-  for (int64_t ci = 0; ci < p.Ci; ++ci) acc = dft::dfma(load_ro(p.S + b * p.Ci + ci), load_ro(p.wsum + ci * p.Co + c), acc);
-  p.ybar[b * p.Co + c] = p.scale * (static_cast<double>(load_ro(p.conv_bias + c)) + acc / n);
+  for (int64_t ci = 0; ci < p.c_in; ++ci)
+    acc = math::dft::dfma(load_ro(p.S + b * p.c_in + ci), load_ro(p.wsum + ci * p.c_out + c), acc);
+  p.ybar[b * p.c_out + c] = p.scale * (static_cast<double>(load_ro(p.conv_bias + c)) + acc / n);
 }
 
 template <class Ex>

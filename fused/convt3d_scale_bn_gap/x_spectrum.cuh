@@ -7,29 +7,29 @@ namespace fb::fused::convt3d_scale_bn_gap::detail {
 
 /// Shared-memory layout of x_program (byte offsets). The staged x rows and the h-stage output Th
 /// share one region: the rows are dead once the w-stage is done.
-///   Tw[d][h][j]:  plane stride x_tw_plane (H*js + 2: consecutive planes start 4 banks apart, so the
+///   Tw[d][h][j]:  plane stride x_tw_plane (H*chunk_columns + 2: consecutive planes start 4 banks apart, so the
 ///                 h-stage's lanes, one plane each, read without bank conflicts)
-///   Th[d][fh][j]: row stride x_th_row (js + 2: the d-stage's lanes, one row fh each, read without
+///   Th[d][fh][j]: row stride x_th_row (chunk_columns + 2: the d-stage's lanes, one row fh each, read without
 ///                 conflicts) and plane stride x_th_plane (likewise for the h-stage's writes)
-///   mh[h][f]:     e^{-2pi i h f / H'} for f < x_nfh (zero past NHP): the h-stage's k_fh twiddles
+///   mh[h][f]:     e^{-2pi i h f / H'} for f < x_nfh (zero past n_h_pairs): the h-stage's k_fh twiddles
 ///                 of a step are adjacent and the same for the whole warp
-///   md[d][f]:     e^{-2pi i d f / D'} for f < x_nfd (zero past NDP), likewise for the d-stage
+///   md[d][f]:     e^{-2pi i d f / D'} for f < x_nfd (zero past n_d_pairs), likewise for the d-stage
 struct x_layout {
-  std::size_t twd, twh, tww, boxd, boxh, boxw, mh, md, tw, uni, red, total;
+  std::size_t twd, twh, tww, boxd, boxh, boxw, mh, md, tw, rows_or_th, reduction, total;
 };
 
-FB_HOST_DEVICE int x_nfh(const params& p) { return (p.NHP + k_fh - 1) / k_fh * k_fh; }
-FB_HOST_DEVICE int x_nfd(const params& p) { return (p.NDP + k_fd - 1) / k_fd * k_fd; }
-FB_HOST_DEVICE int64_t x_tw_plane(const params& p) { return static_cast<int64_t>(p.H) * p.js + 2; }
-FB_HOST_DEVICE int64_t x_th_row(const params& p) { return p.js + 2; }
+FB_HOST_DEVICE int x_nfh(const params& p) { return (p.n_h_pairs + k_fh - 1) / k_fh * k_fh; }
+FB_HOST_DEVICE int x_nfd(const params& p) { return (p.n_d_pairs + k_fd - 1) / k_fd * k_fd; }
+FB_HOST_DEVICE int64_t x_tw_plane(const params& p) { return static_cast<int64_t>(p.H) * p.chunk_columns + 2; }
+FB_HOST_DEVICE int64_t x_th_row(const params& p) { return p.chunk_columns + 2; }
 FB_HOST_DEVICE int64_t x_th_plane(const params& p) {
-  const int64_t n = static_cast<int64_t>(p.Nh) * x_th_row(p);  // even
+  const int64_t n = static_cast<int64_t>(p.dft_h) * x_th_row(p);  // even
   return n % 4 == 0 ? n + 2 : n;
 }
 
 /// Bytes of the region that holds the staged x rows, then Th.
 FB_HOST_DEVICE std::size_t x_union_bytes(const params& p, bool dft) {
-  const std::size_t rows = static_cast<std::size_t>(p.xr) * static_cast<std::size_t>(p.slab_rows) *
+  const std::size_t rows = static_cast<std::size_t>(p.w_stage_rows) * static_cast<std::size_t>(p.slab_rows) *
                            static_cast<std::size_t>(p.W + 1) * sizeof(float);
   const std::size_t th =
       dft ? static_cast<std::size_t>(p.D) * static_cast<std::size_t>(x_th_plane(p)) * sizeof(cplx) : 0;
@@ -40,15 +40,15 @@ FB_HOST_DEVICE x_layout make_x_layout(const params& p, bool dft) {
   x_layout L{};
   std::size_t o = 0;
   L.twd = o;
-  o += dft ? align16(static_cast<std::size_t>(p.Nd) * sizeof(cplx)) : 0;
+  o += dft ? align16(static_cast<std::size_t>(p.dft_d) * sizeof(cplx)) : 0;
   L.twh = o;
-  o += dft ? align16(static_cast<std::size_t>(p.Nh) * sizeof(cplx)) : 0;
+  o += dft ? align16(static_cast<std::size_t>(p.dft_h) * sizeof(cplx)) : 0;
   L.tww = o;
   o += dft ? align16(static_cast<std::size_t>(p.W) * k_jmax * sizeof(cplx)) : 0;
   L.boxd = o;
-  o += dft ? align16(static_cast<std::size_t>(p.Nd) * sizeof(cplx)) : 0;
+  o += dft ? align16(static_cast<std::size_t>(p.dft_d) * sizeof(cplx)) : 0;
   L.boxh = o;
-  o += dft ? align16(static_cast<std::size_t>(p.Nh) * sizeof(cplx)) : 0;
+  o += dft ? align16(static_cast<std::size_t>(p.dft_h) * sizeof(cplx)) : 0;
   L.boxw = o;
   o += dft ? align16(k_jmax * sizeof(cplx)) : 0;
   L.mh = o;
@@ -57,9 +57,9 @@ FB_HOST_DEVICE x_layout make_x_layout(const params& p, bool dft) {
   o += dft ? align16(static_cast<std::size_t>(p.D) * static_cast<std::size_t>(x_nfd(p)) * sizeof(cplx)) : 0;
   L.tw = o;
   o += dft ? align16(static_cast<std::size_t>(p.D) * static_cast<std::size_t>(x_tw_plane(p)) * sizeof(cplx)) : 0;
-  L.uni = o;
+  L.rows_or_th = o;
   o += x_union_bytes(p, dft);
-  L.red = o;
+  L.reduction = o;
   o += align16((k_threads + k_threads / 32) * sizeof(double));
   L.total = o;
   return L;
@@ -71,20 +71,20 @@ struct x_state {
   float c;
 };
 
-/// The chunk's fw columns: [fw0, fw0 + nj).
+/// The chunk's fw columns: [first_fw, first_fw + n_columns).
 struct fw_chunk {
-  int fw0;
-  int nj;
+  int first_fw;
+  int n_columns;
 };
 FB_HOST_DEVICE fw_chunk chunk_of(const params& p, int q) {
-  const int fw0 = q * p.js;
-  const int left = p.Fw - fw0;
-  return {fw0, left < p.js ? left : p.js};
+  const int fw0 = q * p.chunk_columns;
+  const int left = p.n_fw - fw0;
+  return {fw0, left < p.chunk_columns ? left : p.chunk_columns};
 }
 
 /// Twiddle tables: e^{-2pi i m/D'}, e^{-2pi i m/H'}, and per input column w the chunk's
 /// e^{-2pi i w fw/W'} (zero for columns past the chunk, so the w-stage's fixed tile adds nothing);
-/// the box spectra of the three dimensions (dft::box_dft) for the chunk's frequencies.
+/// the box spectra of the three dimensions (math::dft::box_dft) for the chunk's frequencies.
 FB_HOST_DEVICE void x_tables(const params& p, const x_layout& L, unsigned char* smem, fw_chunk ch, int t) {
   cplx* twd = at<cplx>(smem, L.twd);
   cplx* twh = at<cplx>(smem, L.twh);
@@ -92,20 +92,21 @@ FB_HOST_DEVICE void x_tables(const params& p, const x_layout& L, unsigned char* 
   cplx* boxd = at<cplx>(smem, L.boxd);
   cplx* boxh = at<cplx>(smem, L.boxh);
   cplx* boxw = at<cplx>(smem, L.boxw);
-  for (int m = t; m < p.Nd; m += k_threads) {
-    twd[m] = dft::unit_root(m, p.Nd);
-    boxd[m] = dft::box_dft(p.D, m, p.Nd);
+  for (int m = t; m < p.dft_d; m += k_threads) {
+    twd[m] = math::dft::unit_root(m, p.dft_d);
+    boxd[m] = math::dft::box_dft(p.D, m, p.dft_d);
   }
-  for (int m = t; m < p.Nh; m += k_threads) {
-    twh[m] = dft::unit_root(m, p.Nh);
-    boxh[m] = dft::box_dft(p.H, m, p.Nh);
+  for (int m = t; m < p.dft_h; m += k_threads) {
+    twh[m] = math::dft::unit_root(m, p.dft_h);
+    boxh[m] = math::dft::box_dft(p.H, m, p.dft_h);
   }
   for (int j = t; j < k_jmax; j += k_threads)
-    boxw[j] = j < ch.nj ? dft::box_dft(p.W, ch.fw0 + j, p.Nw) : cplx{0.0f, 0.0f};
+    boxw[j] = j < ch.n_columns ? math::dft::box_dft(p.W, ch.first_fw + j, p.dft_w) : cplx{0.0f, 0.0f};
   for (int i = t; i < p.W * k_jmax; i += k_threads) {
     const int w = i / k_jmax;
     const int j = i % k_jmax;
-    tww[i] = j < ch.nj ? dft::unit_root((static_cast<int64_t>(w) * (ch.fw0 + j)) % p.Nw, p.Nw) : cplx{0.0f, 0.0f};
+    tww[i] = j < ch.n_columns ? math::dft::unit_root((static_cast<int64_t>(w) * (ch.first_fw + j)) % p.dft_w, p.dft_w)
+                              : cplx{0.0f, 0.0f};
   }
 }
 
@@ -120,12 +121,12 @@ FB_HOST_DEVICE void x_matrices(const params& p, const x_layout& L, unsigned char
   for (int i = t; i < p.H * nfh; i += k_threads) {
     const int h = i / nfh;
     const int f = i - h * nfh;
-    mh[i] = f < p.NHP ? twh[static_cast<int>((static_cast<int64_t>(h) * f) % p.Nh)] : cplx{0.0f, 0.0f};
+    mh[i] = f < p.n_h_pairs ? twh[static_cast<int>((static_cast<int64_t>(h) * f) % p.dft_h)] : cplx{0.0f, 0.0f};
   }
   for (int i = t; i < p.D * nfd; i += k_threads) {
     const int d = i / nfd;
     const int f = i - d * nfd;
-    md[i] = f < p.NDP ? twd[static_cast<int>((static_cast<int64_t>(d) * f) % p.Nd)] : cplx{0.0f, 0.0f};
+    md[i] = f < p.n_d_pairs ? twd[static_cast<int>((static_cast<int64_t>(d) * f) % p.dft_d)] : cplx{0.0f, 0.0f};
   }
 }
 
@@ -134,14 +135,14 @@ FB_HOST_DEVICE void x_matrices(const params& p, const x_layout& L, unsigned char
 /// banks in the w-stage). Asynchronous copies, all of a thread's in flight at once.
 FB_HOST_DEVICE void x_stage_rows(const params& p, const x_layout& L, unsigned char* smem, const float* xvol, int64_t r0,
                                  int nr, int t) {
-  float* xs = at<float>(smem, L.uni);
+  float* xs = at<float>(smem, L.rows_or_th);
   const float* src = xvol + r0 * p.W;
   int rr = t / p.W;  // i = rr * W + w, stepped rather than divided
   int w = t - rr * p.W;
   const int step_r = k_threads / p.W;
   const int step_w = k_threads - step_r * p.W;
   for (int i = t; i < nr * p.W; i += k_threads) {
-    cp_async_4(xs + rr * (p.W + 1) + w, src + i);
+    arch::cp_async_4(xs + rr * (p.W + 1) + w, src + i);
     rr += step_r;
     w += step_w;
     if (w >= p.W) {
@@ -149,32 +150,32 @@ FB_HOST_DEVICE void x_stage_rows(const params& p, const x_layout& L, unsigned ch
       ++rr;
     }
   }
-  cp_async_wait_all();
+  arch::cp_async_wait_all();
 }
 
 /// Thread t's staged row: its fp64 sum into red[t] (0 past the slab), and into the thread's share of
 /// S[b, ci] in chunk 0.
-/// With xr slabs staged, thread t takes row t of each (slab order, as if staged one by one); red[t]
+/// With w_stage_rows slabs staged, thread t takes row t of each (slab order, as if staged one by one); red[t]
 /// gets the first slab's. Only chunk 0 needs the sums past the first slab.
 FB_HOST_DEVICE void x_row_sums(const params& p, const x_layout& L, unsigned char* smem, int nr, bool with_sum,
                                bool first, int t, x_state& st) {
   double s0 = 0.0;
-  for (int q = 0; q < p.xr; ++q) {
+  for (int q = 0; q < p.w_stage_rows; ++q) {
     const int rr = q * p.slab_rows + t;
     if (t >= p.slab_rows || rr >= nr || !(with_sum || (first && q == 0))) continue;
     double s = 0.0;
-    const float* row = at<float>(smem, L.uni) + rr * (p.W + 1);
+    const float* row = at<float>(smem, L.rows_or_th) + rr * (p.W + 1);
     for (int w = 0; w < p.W; ++w) s += static_cast<double>(row[w]);
     if (with_sum) st.sum += s;
     if (q == 0) s0 = s;
   }
-  at<double>(smem, L.red)[t] = s0;
+  at<double>(smem, L.reduction)[t] = s0;
 }
 
 /// red[k_threads + i] = red[32 i .. 32 i + 31] summed in order (8 threads).
 FB_HOST_DEVICE void x_sum_warps(const x_layout& L, unsigned char* smem, int t) {
   if (t >= k_threads / 32) return;
-  double* red = at<double>(smem, L.red);
+  double* red = at<double>(smem, L.reduction);
   double s = 0.0;
   for (int i = 0; i < 32; ++i) s += red[32 * t + i];
   red[k_threads + t] = s;
@@ -182,7 +183,7 @@ FB_HOST_DEVICE void x_sum_warps(const x_layout& L, unsigned char* smem, int t) {
 
 /// The 8 partial sums of red in order.
 FB_HOST_DEVICE double x_block_sum(const x_layout& L, unsigned char* smem) {
-  const double* red = at<double>(smem, L.red) + k_threads;
+  const double* red = at<double>(smem, L.reduction) + k_threads;
   double s = 0.0;
   for (int i = 0; i < k_threads / 32; ++i) s += red[i];
   return s;
@@ -200,10 +201,10 @@ FB_HOST_DEVICE void x_rows(const params& p, const x_layout& L, unsigned char* sm
   if (first)
     st.c = static_cast<float>(x_block_sum(L, smem) / (static_cast<double>(nr_first) * static_cast<double>(p.W)));
   if (t >= p.slab_rows || t >= nr) return;
-  // xr = 2 (second row present): both rows share every twiddle load (the w-stage was bound by
+  // w_stage_rows = 2 (second row present): both rows share every twiddle load (the w-stage was bound by
   // shared-memory bandwidth: 8 broadcast twiddles per 16 FMAs); each row's sums are unchanged.
-  const int nrow = (p.xr == 2 && p.slab_rows + t < nr) ? 2 : 1;
-  const float* row0 = at<float>(smem, L.uni) + t * (p.W + 1);
+  const int nrow = (p.w_stage_rows == 2 && p.slab_rows + t < nr) ? 2 : 1;
+  const float* row0 = at<float>(smem, L.rows_or_th) + t * (p.W + 1);
   const float* row1 = row0 + static_cast<int64_t>(p.slab_rows) * (p.W + 1);
   const float c = st.c;
   const cplx2* tww = at<cplx2>(smem, L.tww);
@@ -221,14 +222,14 @@ FB_HOST_DEVICE void x_rows(const params& p, const x_layout& L, unsigned char* sm
 #endif
       for (int jj = 0; jj < k_jmax / 2; ++jj) {
         const cplx2 tv = tww[w * (k_jmax / 2) + jj];
-        acc0[2 * jj].re = dft::ffma(xv0, tv.a.re, acc0[2 * jj].re);
-        acc0[2 * jj].im = dft::ffma(xv0, tv.a.im, acc0[2 * jj].im);
-        acc0[2 * jj + 1].re = dft::ffma(xv0, tv.b.re, acc0[2 * jj + 1].re);
-        acc0[2 * jj + 1].im = dft::ffma(xv0, tv.b.im, acc0[2 * jj + 1].im);
-        acc1[2 * jj].re = dft::ffma(xv1, tv.a.re, acc1[2 * jj].re);
-        acc1[2 * jj].im = dft::ffma(xv1, tv.a.im, acc1[2 * jj].im);
-        acc1[2 * jj + 1].re = dft::ffma(xv1, tv.b.re, acc1[2 * jj + 1].re);
-        acc1[2 * jj + 1].im = dft::ffma(xv1, tv.b.im, acc1[2 * jj + 1].im);
+        acc0[2 * jj].re = math::dft::ffma(xv0, tv.a.re, acc0[2 * jj].re);
+        acc0[2 * jj].im = math::dft::ffma(xv0, tv.a.im, acc0[2 * jj].im);
+        acc0[2 * jj + 1].re = math::dft::ffma(xv0, tv.b.re, acc0[2 * jj + 1].re);
+        acc0[2 * jj + 1].im = math::dft::ffma(xv0, tv.b.im, acc0[2 * jj + 1].im);
+        acc1[2 * jj].re = math::dft::ffma(xv1, tv.a.re, acc1[2 * jj].re);
+        acc1[2 * jj].im = math::dft::ffma(xv1, tv.a.im, acc1[2 * jj].im);
+        acc1[2 * jj + 1].re = math::dft::ffma(xv1, tv.b.re, acc1[2 * jj + 1].re);
+        acc1[2 * jj + 1].im = math::dft::ffma(xv1, tv.b.im, acc1[2 * jj + 1].im);
       }
     }
   } else {
@@ -239,33 +240,35 @@ FB_HOST_DEVICE void x_rows(const params& p, const x_layout& L, unsigned char* sm
 #endif
       for (int jj = 0; jj < k_jmax / 2; ++jj) {
         const cplx2 tv = tww[w * (k_jmax / 2) + jj];
-        acc0[2 * jj].re = dft::ffma(xv0, tv.a.re, acc0[2 * jj].re);
-        acc0[2 * jj].im = dft::ffma(xv0, tv.a.im, acc0[2 * jj].im);
-        acc0[2 * jj + 1].re = dft::ffma(xv0, tv.b.re, acc0[2 * jj + 1].re);
-        acc0[2 * jj + 1].im = dft::ffma(xv0, tv.b.im, acc0[2 * jj + 1].im);
+        acc0[2 * jj].re = math::dft::ffma(xv0, tv.a.re, acc0[2 * jj].re);
+        acc0[2 * jj].im = math::dft::ffma(xv0, tv.a.im, acc0[2 * jj].im);
+        acc0[2 * jj + 1].re = math::dft::ffma(xv0, tv.b.re, acc0[2 * jj + 1].re);
+        acc0[2 * jj + 1].im = math::dft::ffma(xv0, tv.b.im, acc0[2 * jj + 1].im);
       }
     }
   }
   for (int q = 0; q < nrow; ++q) {
     const int64_t r = r0 + static_cast<int64_t>(q) * p.slab_rows + t;
     const int64_t d = r / p.H;
-    cplx2* dst = reinterpret_cast<cplx2*>(at<cplx>(smem, L.tw) + d * x_tw_plane(p) + (r - d * p.H) * p.js);
+    cplx2* dst = reinterpret_cast<cplx2*>(at<cplx>(smem, L.tw) + d * x_tw_plane(p) + (r - d * p.H) * p.chunk_columns);
     const cplx* acc = q == 0 ? acc0 : acc1;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
     for (int jj = 0; jj < k_jmax / 2; ++jj)
-      if (2 * jj < p.js) dst[jj] = cplx2{acc[2 * jj], acc[2 * jj + 1]};
+      if (2 * jj < p.chunk_columns) dst[jj] = cplx2{acc[2 * jj], acc[2 * jj + 1]};
   }
 }
 
 /// a * b with explicit fused operations.
 FB_HOST_DEVICE cplx cmul(cplx a, cplx b) {
-  return {dft::ffma(a.re, b.re, -(a.im * b.im)), dft::ffma(a.re, b.im, a.im * b.re)};
+  return {math::dft::ffma(a.re, b.re, -(a.im * b.im)), math::dft::ffma(a.re, b.im, a.im * b.re)};
 }
 
 /// v + c * box (the constant's spectrum added back).
-FB_HOST_DEVICE cplx add_box(cplx v, float c, cplx box) { return {dft::ffma(c, box.re, v.re), dft::ffma(c, box.im, v.im)}; }
+FB_HOST_DEVICE cplx add_box(cplx v, float c, cplx box) {
+  return {math::dft::ffma(c, box.re, v.re), math::dft::ffma(c, box.im, v.im)};
+}
 
 /// One mirrored-pair DFT accumulation over a line: for input v and twiddle t = e^{-i theta},
 ///   sum v t       = (A1 - A2, A3 + A4)   (frequency f)
@@ -290,10 +293,10 @@ struct pair_acc {
 #pragma unroll
 #endif
     for (int j = 0; j < k_jt; ++j) {
-      a1[j] = dft::ffma(vv[j].re, tv.re, a1[j]);
-      a2[j] = dft::ffma(vv[j].im, tv.im, a2[j]);
-      a3[j] = dft::ffma(vv[j].re, tv.im, a3[j]);
-      a4[j] = dft::ffma(vv[j].im, tv.re, a4[j]);
+      a1[j] = math::dft::ffma(vv[j].re, tv.re, a1[j]);
+      a2[j] = math::dft::ffma(vv[j].im, tv.im, a2[j]);
+      a3[j] = math::dft::ffma(vv[j].re, tv.im, a3[j]);
+      a4[j] = math::dft::ffma(vv[j].im, tv.re, a4[j]);
     }
   }
   FB_HOST_DEVICE cplx plus(int j) const { return {a1[j] - a2[j], a3[j] + a4[j]}; }
@@ -317,8 +320,8 @@ FB_HOST_DEVICE void load_jt(const cplx* v, cplx (&vv)[k_jt]) {
 FB_HOST_DEVICE void x_h_stage(const params& p, const x_layout& L, unsigned char* smem, fw_chunk ch, int t) {
   const cplx* mh = at<cplx>(smem, L.mh);
   const cplx* tw = at<cplx>(smem, L.tw);
-  cplx* th = at<cplx>(smem, L.uni);
-  const int njt = (ch.nj + k_jt - 1) / k_jt;
+  cplx* th = at<cplx>(smem, L.rows_or_th);
+  const int njt = (ch.n_columns + k_jt - 1) / k_jt;
   const int nfh = x_nfh(p);
   const int nfq = nfh / k_fh;
   const int items = njt * p.D * nfq;
@@ -333,11 +336,11 @@ FB_HOST_DEVICE void x_h_stage(const params& p, const x_layout& L, unsigned char*
 #pragma unroll
 #endif
     for (int f = 0; f < k_fh; ++f) acc[f].zero();
-    const cplx* src = tw + d * tw_plane + jt * k_jt;  // + h * js
+    const cplx* src = tw + d * tw_plane + jt * k_jt;  // + h * chunk_columns
     const cplx* tv = mh + fq * k_fh;                 // + h * nfh
     for (int h = 0; h < p.H; ++h) {
       cplx vv[k_jt];
-      load_jt(src + static_cast<int64_t>(h) * p.js, vv);
+      load_jt(src + static_cast<int64_t>(h) * p.chunk_columns, vv);
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
@@ -348,8 +351,8 @@ FB_HOST_DEVICE void x_h_stage(const params& p, const x_layout& L, unsigned char*
 #endif
     for (int f = 0; f < k_fh; ++f) {
       const int fh = fq * k_fh + f;
-      if (fh >= p.NHP) break;
-      const int fh2 = fh == 0 ? 0 : p.Nh - fh;
+      if (fh >= p.n_h_pairs) break;
+      const int fh2 = fh == 0 ? 0 : p.dft_h - fh;
       cplx2* dst = reinterpret_cast<cplx2*>(th + d * th_plane + fh * th_row + jt * k_jt);
       dst[0] = cplx2{acc[f].plus(0), acc[f].plus(1)};
       dst[1] = cplx2{acc[f].plus(2), acc[f].plus(3)};
@@ -372,16 +375,16 @@ FB_HOST_DEVICE void x_d_stage(const params& p, const x_layout& L, unsigned char*
   const cplx* boxd = at<cplx>(smem, L.boxd);
   const cplx* boxh = at<cplx>(smem, L.boxh);
   const cplx* boxw = at<cplx>(smem, L.boxw);
-  const cplx* th = at<cplx>(smem, L.uni);
-  const int njt = (ch.nj + k_jt - 1) / k_jt;
+  const cplx* th = at<cplx>(smem, L.rows_or_th);
+  const int njt = (ch.n_columns + k_jt - 1) / k_jt;
   const int nfd = x_nfd(p);
   const int nfq = nfd / k_fd;
-  const int items = njt * p.Nh * nfq;
+  const int items = njt * p.dft_h * nfq;
   const int64_t th_row = x_th_row(p), th_plane = x_th_plane(p);
-  const int64_t row_stride = p.Ci * p.B * p.Fw;
+  const int64_t row_stride = p.c_in * p.B * p.n_fw;
   for (int item = t; item < items; item += k_threads) {
-    const int fh = item % p.Nh;
-    const int rest = item / p.Nh;
+    const int fh = item % p.dft_h;
+    const int rest = item / p.dft_h;
     const int jt = rest % njt;
     const int fq = rest / njt;
     pair_acc acc[k_fd];
@@ -401,21 +404,21 @@ FB_HOST_DEVICE void x_d_stage(const params& p, const x_layout& L, unsigned char*
       acc[2].add(vv, t23.a);
       acc[3].add(vv, t23.b);
     }
-    const int64_t col = ((ci * p.B + b) * p.Fw) + ch.fw0 + jt * k_jt;  // within a row: [ci][b][fw]
+    const int64_t col = ((ci * p.B + b) * p.n_fw) + ch.first_fw + jt * k_jt;  // within a row: [ci][b][fw]
     const cplx bh = boxh[fh];
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
     for (int f = 0; f < k_fd; ++f) {
       const int fd = fq * k_fd + f;
-      if (fd >= p.NDP) break;
-      const int fd2 = fd == 0 ? 0 : p.Nd - fd;
-      cplx* dst = p.X + (static_cast<int64_t>(fd) * p.Nh + fh) * row_stride + col;
-      cplx* dst2 = p.X + (static_cast<int64_t>(fd2) * p.Nh + fh) * row_stride + col;
+      if (fd >= p.n_d_pairs) break;
+      const int fd2 = fd == 0 ? 0 : p.dft_d - fd;
+      cplx* dst = p.X + (static_cast<int64_t>(fd) * p.dft_h + fh) * row_stride + col;
+      cplx* dst2 = p.X + (static_cast<int64_t>(fd2) * p.dft_h + fh) * row_stride + col;
       const cplx bdh = cmul(boxd[fd], bh);
       const cplx bdh2 = cmul(boxd[fd2], bh);
       for (int j = 0; j < k_jt; ++j) {
-        if (jt * k_jt + j >= ch.nj) break;
+        if (jt * k_jt + j >= ch.n_columns) break;
         dst[j] = add_box(acc[f].plus(j), c, cmul(bdh, boxw[jt * k_jt + j]));
         if (fd2 != fd) dst2[j] = add_box(acc[f].minus(j), c, cmul(bdh2, boxw[jt * k_jt + j]));
       }
@@ -426,26 +429,26 @@ FB_HOST_DEVICE void x_d_stage(const params& p, const x_layout& L, unsigned char*
 /// The block's S[b, ci]: the threads' fp64 shares, 32 at a time by 8 threads (x_sum_warps), then
 /// those 8 in order.
 FB_HOST_DEVICE void x_sum_store(const x_layout& L, unsigned char* smem, int t, const x_state& st) {
-  at<double>(smem, L.red)[t] = st.sum;
+  at<double>(smem, L.reduction)[t] = st.sum;
 }
 FB_HOST_DEVICE void x_sum_final(const params& p, const x_layout& L, unsigned char* smem, int64_t ci, int64_t b, int t) {
-  if (t == 0) p.S[b * p.Ci + ci] = x_block_sum(L, smem);
+  if (t == 0) p.S[b * p.c_in + ci] = x_block_sum(L, smem);
 }
 
 /// Blocks of x_program: (ci, b, chunk), chunk fastest, then b (neighbouring blocks write
 /// neighbouring X columns), then ci. Without the DFT (eval): one block per (ci, b), sums only.
-FB_HOST_DEVICE int64_t x_blocks(const params& p, bool dft) { return p.Ci * p.B * (dft ? p.n_fwchunks : 1); }
+FB_HOST_DEVICE int64_t x_blocks(const params& p, bool dft) { return p.c_in * p.B * (dft ? p.n_fw_chunks : 1); }
 
 template <class Ex>
 FB_HOST_DEVICE void x_program(Ex& ex, const params& p, int64_t block, unsigned char* smem, bool dft) {
   static_assert(exec::is_block_executor_v<Ex, x_state>, "x_program needs a block executor with x_state");
   const x_layout L = make_x_layout(p, dft);
-  const int nq = dft ? p.n_fwchunks : 1;
+  const int nq = dft ? p.n_fw_chunks : 1;
   const int q = static_cast<int>(block % nq);
   const int64_t cb = block / nq;
   const int64_t ci = cb / p.B;
   const int64_t b = cb % p.B;
-  const float* xvol = p.x + (b * p.Ci + ci) * (static_cast<int64_t>(p.D) * p.H * p.W);
+  const float* xvol = p.x + (b * p.c_in + ci) * (static_cast<int64_t>(p.D) * p.H * p.W);
   const fw_chunk ch = chunk_of(p, q);
   const bool with_sum = q == 0;
   ex.threads([&](int t, x_state& st) {
@@ -456,7 +459,7 @@ FB_HOST_DEVICE void x_program(Ex& ex, const params& p, int64_t block, unsigned c
   ex.sync();
   const int64_t rows = static_cast<int64_t>(p.D) * p.H;
   const int nr_first = static_cast<int>(min64(p.slab_rows, rows));  // the centring slab
-  const int64_t group = static_cast<int64_t>(p.xr) * p.slab_rows;   // rows staged at once
+  const int64_t group = static_cast<int64_t>(p.w_stage_rows) * p.slab_rows;  // rows staged at once
   for (int64_t r0 = 0; r0 < rows; r0 += group) {
     const int nr = static_cast<int>(min64(group, rows - r0));
     ex.threads([&](int t, x_state&) {

@@ -32,7 +32,7 @@ inline void allow_large_smem(const void* kernel, std::size_t bytes) {
 
 /// Launches kernel<<<grid, block, smem, stream>>>(args...) as a programmatic dependent of the
 /// kernel before it on the stream (fused/arch/pdl.cuh): its blocks may become resident and run up
-/// to their wait_for_preceding_launch() while that kernel finishes.
+/// to their arch::wait_for_preceding_launch() while that kernel finishes.
 template <class... Params, class... Args>
 void launch_dependent(void (*kernel)(Params...), unsigned grid, unsigned block, std::size_t smem,
                       cudaStream_t stream, Args&&... args) {

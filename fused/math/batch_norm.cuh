@@ -13,7 +13,7 @@
 
 #include "fused/arch/host_device.cuh"
 
-namespace fb::fused::bn {
+namespace fb::fused::math::batch_norm {
 
 /// Batch statistics of one channel.
 struct channel_moments {
@@ -62,4 +62,4 @@ FB_HOST_DEVICE void update_running(float* running_mean, float* running_var, int6
   running_var[c] = static_cast<float>((1.0 - momentum) * static_cast<double>(running_var[c]) + momentum * unbiased);
 }
 
-}  // namespace fb::fused::bn
+}  // namespace fb::fused::math::batch_norm

@@ -20,7 +20,7 @@
 #include "fused/arch/host_device.cuh"
 #include "fused/math/convt_index.cuh"
 
-namespace fb::fused {
+namespace fb::fused::math {
 
 /// Rows i of a (height x width) plane whose element (i, j) has plane-relative flat index in
 /// [flat_begin, flat_end): i in [ceil((flat_begin - j)/width), ceil((flat_end - j)/width)) clamped
@@ -71,4 +71,4 @@ FB_HOST_DEVICE double tap_rect_sum(double total, const band_1d& bh, const band_1
   return ((total - rows_out) - cols_out) + corners;
 }
 
-}  // namespace fb::fused
+}  // namespace fb::fused::math

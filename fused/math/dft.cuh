@@ -15,7 +15,7 @@
 
 #include "fused/arch/host_device.cuh"
 
-namespace fb::fused::dft {
+namespace fb::fused::math::dft {
 
 /// A complex fp32 value (same layout as CUDA's float2, without CUDA headers).
 struct alignas(8) cplx {
@@ -193,4 +193,4 @@ FB_HOST_DEVICE row_pair pair_at(const row_pairs& rp, int64_t p) {
   return {fd, fh, fd * rp.nh + fh, cfd * rp.nh + cfh};
 }
 
-}  // namespace fb::fused::dft
+}  // namespace fb::fused::math::dft

@@ -7,7 +7,7 @@
 
 #include "fused/arch/host_device.cuh"
 
-namespace fb::fused {
+namespace fb::fused::math {
 
 /// One term of the stable sum: exp(z - z_max), in (0, 1] for z <= z_max.
 FB_HOST_DEVICE double lse_term(double z, double z_max) { return ::exp(z - z_max); }
@@ -26,4 +26,4 @@ FB_HOST_DEVICE double logsumexp(const double* z, int64_t n) {
   return lse_finish(z_max, sum);
 }
 
-}  // namespace fb::fused
+}  // namespace fb::fused::math

@@ -18,7 +18,7 @@
 #include "fused/arch/host_device.cuh"
 #include "fused/math/convt_phase.cuh"
 
-namespace fb::fused::box_sums {
+namespace fb::fused::math::box_sums {
 
 /// Step 1 for thread tid of n_threads: A[(i*k + th)*W + l] for every (i, th, l).
 FB_HOST_DEVICE void step_h(const phase_dim& d, const phase_dim& h, const phase_dim& w, const float* x, double* a,
@@ -68,4 +68,4 @@ FB_HOST_DEVICE void step_d(const phase_dim& d, const double* b, double* r, int t
 FB_HOST_DEVICE int64_t scratch_a(const phase_dim& d, const phase_dim& w) { return d.n_in * w.k * w.n_in; }
 FB_HOST_DEVICE int64_t scratch_b(const phase_dim& d, const phase_dim& w) { return d.n_in * w.k * w.k; }
 
-}  // namespace fb::fused::box_sums
+}  // namespace fb::fused::math::box_sums

@@ -18,7 +18,7 @@
 /// then h, then d), each output from the 2 x 2 x 2 points of its own patch.
 #include "fused/arch/host_device.cuh"
 
-namespace fb::fused::winograd {
+namespace fb::fused::math::winograd {
 
 constexpr int k_points = 3;  ///< transform points per dimension
 constexpr int k_outputs = 2;  ///< bases per dimension
@@ -107,4 +107,4 @@ FB_HOST_DEVICE void transform_output_3d(const double (&m)[k_points][k_points][k_
     }
 }
 
-}  // namespace fb::fused::winograd
+}  // namespace fb::fused::math::winograd

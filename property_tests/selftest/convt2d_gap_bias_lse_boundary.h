@@ -52,8 +52,8 @@ inline std::vector<std::string> reached(const gl::problem& p, const device_limit
   r.add("sums.wsum_items>=2", pl.n_wsum_items >= 2);
   r.add("sums.wsum_item_partial", pl.c_in * pl.c_out % gl::detail::k_wsum_pairs_per_item != 0);
   r.add("sums.chunks_per_plane>=2", pl.chunks_per_plane >= 2);
-  r.add("sums.chunk_short_last", pl.chunks_per_plane >= 2 && pl.hw % fb::fused::detail::k_chunk_elems != 0);
-  r.add("sums.plane_unaligned", pl.n_planes >= 2 && pl.hw % 4 != 0);
+  r.add("sums.chunk_short_last", pl.chunks_per_plane >= 2 && pl.plane_size % fb::fused::detail::k_chunk_elems != 0);
+  r.add("sums.plane_unaligned", pl.n_planes >= 2 && pl.plane_size % 4 != 0);
   r.add("sums.grid_stride>=2", n_items > resident * k_warps);
   r.add("lse.ci_loop>=2", pl.c_in > k_warps);
   r.add("lse.chunk_lane_loop>=2", pl.chunks_per_plane > 32);

@@ -53,20 +53,20 @@ inline std::vector<path> paths() {
 
 /// Items a block streams per batch (run_cuda's choice).
 inline int64_t batch_items(const mg::detail::plan& pl) {
-  const int64_t state_bytes = (pl.nbr + pl.nbc + pl.kk) * static_cast<int64_t>(sizeof(double));
+  const int64_t state_bytes = (pl.n_band_rows + pl.n_band_cols + pl.n_taps) * static_cast<int64_t>(sizeof(double));
   return state_bytes <= k_max_line_smem ? std::min(k_max_batch, k_max_line_smem / state_bytes) : k_max_batch;
 }
 
 inline std::vector<std::string> reached(const mg::problem& p, const device_limits& lim) {
   const mg::detail::plan pl = mg::detail::make_plan(p);
   const int64_t resident = lim.resident_upper_bound(k_threads);
-  const int64_t state_bytes = (pl.nbr + pl.nbc + pl.kk) * static_cast<int64_t>(sizeof(double));
+  const int64_t state_bytes = (pl.n_band_rows + pl.n_band_cols + pl.n_taps) * static_cast<int64_t>(sizeof(double));
   const int64_t batch = batch_items(pl);
   reached_paths r;
   r.add("kernel:mul_gap_kernel", true);
   r.add("items_per_plane>=2", pl.chunks_per_plane >= 2);
   r.add("items_per_plane>=3", pl.chunks_per_plane >= 3);
-  r.add("item_short_last", pl.chunks_per_plane >= 2 && pl.hw % mg::detail::k_item_elems != 0);
+  r.add("item_short_last", pl.chunks_per_plane >= 2 && pl.plane_size % mg::detail::k_item_elems != 0);
   r.add("item_state_in_smem", state_bytes <= k_max_line_smem);
   r.add("item_state_in_workspace", state_bytes > k_max_line_smem);
   // A block's run holds floor(n / G) or more items, G <= resident.
@@ -74,11 +74,11 @@ inline std::vector<std::string> reached(const mg::problem& p, const device_limit
   r.add("block_batches>=2", pl.n_items >= (batch + 1) * resident);
   // One item per sample and runs of >= 2 items: every batch spans samples and completes them all.
   r.add("batch_spans_samples", pl.items_per_sample == 1 && batch >= 2 && pl.n_items >= 2 * resident);
-  r.add("band_lines_loop>=2", pl.nbr + pl.nbc > k_warps);
+  r.add("band_lines_loop>=2", pl.n_band_rows + pl.n_band_cols > k_warps);
   r.add("taps_beyond_cache", pl.k > k_cached_taps);
   r.add("finish_slices>=2", pl.items_per_sample >= 2 * mg::detail::k_slices);
   r.add("finish_co_tiles>=2", pl.c_out > k_co_tile_channels);
-  r.add("plane_unaligned", pl.n_planes >= 2 && pl.hw % 4 != 0);
+  r.add("plane_unaligned", pl.n_planes >= 2 && pl.plane_size % 4 != 0);
   return r.take();
 }
 

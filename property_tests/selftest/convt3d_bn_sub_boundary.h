@@ -16,7 +16,7 @@
 namespace fb::boundary::convt3d_bn_sub {
 
 namespace bsub = fb::fused::convt3d_bn_sub;
-namespace tile = fb::fused::convt3d_tile;
+namespace tile = fb::fused::conv3d::simt_fp32;
 
 struct boundary_case {
   std::string note;
