@@ -18,7 +18,7 @@
 namespace {
 
 namespace exec = fb::fused::exec;
-namespace mma_tile = fb::fused::convt3d_mma;
+namespace mma_tile = fb::fused::conv3d::mma_fp64;
 namespace simt_tile = fb::fused::conv3d::simt_fp32;
 
 /// What a thread or warp saw of its own state: how often it ran, and in which phase last.
@@ -57,22 +57,22 @@ TEST(BlockExecutor, HostThreadsWithoutStateRunEveryThreadOnce) {
 }
 
 TEST(BlockExecutor, HostWarpsRunEveryWarpWithTheWholeWarpAndItsOwnState) {
-  using warps = exec::warps_of<fb::fused::mma::host_warp, visit_state>;
+  using warps = exec::warps_of<fb::fused::arch::mma::host_warp, visit_state>;
   exec::host_executor<128, exec::no_state, warps> ex;
   std::set<const visit_state*> states;
   for (int phase = 0; phase < 2; ++phase) {
     std::vector<int> order;
-    ex.warps([&](int warp, const fb::fused::mma::host_warp& w, visit_state& st) {
+    ex.warps([&](int warp, const fb::fused::arch::mma::host_warp& w, visit_state& st) {
       order.push_back(warp);
       EXPECT_EQ(st.visits, phase) << "warp " << warp;
       ++st.visits;
       states.insert(&st);
-      for (int l = 0; l < fb::fused::mma::host_warp::k_lanes; ++l) EXPECT_EQ(w.lane(l), l);
+      for (int l = 0; l < fb::fused::arch::mma::host_warp::k_lanes; ++l) EXPECT_EQ(w.lane(l), l);
     });
     EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
   }
   EXPECT_EQ(states.size(), 4u) << "every warp has a state of its own";
-  EXPECT_EQ(fb::fused::mma::host_warp::k_lanes, 32);
+  EXPECT_EQ(fb::fused::arch::mma::host_warp::k_lanes, 32);
 }
 
 // Types the traits must reject: each lacks one part of the contract.
@@ -105,7 +105,7 @@ TEST(BlockExecutor, TraitsAcceptTheExecutorsAndRejectWhatBreaksTheContract) {
   EXPECT_FALSE((exec::is_warp_executor_v<simt_tile::host_exec>)) << "no warps";
   EXPECT_TRUE((mma_tile::is_mma_executor_v<mma_tile::mma_host_exec>));
   EXPECT_FALSE((mma_tile::is_mma_executor_v<exec::host_executor<128, exec::no_state,
-                                                                  exec::warps_of<fb::fused::mma::host_warp, int>>>))
+                                                                  exec::warps_of<fb::fused::arch::mma::host_warp, int>>>))
       << "warps without the tile's accumulators";
   EXPECT_TRUE((mma_tile::is_mma_persistent_executor_v<mma_tile::mma_host_tiles_exec>));
   EXPECT_FALSE((mma_tile::is_mma_persistent_executor_v<mma_tile::mma_host_exec>)) << "no tile hooks";

@@ -32,8 +32,8 @@
 namespace {
 
 namespace ln = fb::fused::convt3d_ln_gelu_scale;
-namespace conv = fb::fused::convt3d_mma;
-namespace mma = fb::fused::mma;
+namespace conv = fb::fused::conv3d::mma_fp64;
+namespace mma = fb::fused::arch::mma;
 using fb::fused::convt_output_size;
 
 /// Largest padding that keeps n_out >= 1.
@@ -101,7 +101,7 @@ RC_GTEST_PROP(FusedConvT3dLnGeluScaleTile, EveryOutputOnceOperandsAreTheTapsInpu
                   if (m >= pp.n || ch >= bp.n_ch) continue;
                   const int pos = pp.m0 + m, row = pos / pp.n_qw, qw = pp.qw0 + pos % pp.n_qw, qh = bp.qh0 + row;
                   const int64_t od = g.dim[0].output_of(bp.qd, bp.rd), oh = g.dim[1].output_of(qh, bp.rh);
-                  const int64_t ow = g.dim[2].output_of(qw, rw), co = bp.ch0 + ch;
+                  const int64_t ow = g.dim[2].output_of(qw, rw), co = bp.first_channel + ch;
                   RC_ASSERT(od >= 0 && od < od_n && oh >= 0 && oh < oh_n && ow >= 0 && ow < ow_n && co < p.out_channels);
                   const int64_t out_row = ((bp.b * p.out_channels + co) * od_n + od) * oh_n + oh;
                   int64_t& owner = row_owner[static_cast<std::size_t>(out_row)];
@@ -191,7 +191,7 @@ TEST(FusedConvT3dLnGeluScale, DefaultPlan) {
   // 33 floats per row (32 made odd).
   EXPECT_EQ(ln::detail::phase_offset(g, 1), 32);
   EXPECT_TRUE(pl.last_into_x);
-  EXPECT_EQ(pl.n_a, 32);
+  EXPECT_EQ(pl.region_row_values, 32);
   EXPECT_EQ(pl.row_stride, 33);
   // The persistent program: x 32 x 212 x 8 + the koff tables of both w phases, 2 x 256 x 4, then 64
   // columns of 16 + 4 bytes, 64 channels' biases of 8 (one group) and 128 LayerNorm rows of 33 x 4;
@@ -290,16 +290,16 @@ RC_GTEST_PROP(FusedConvT3dLnGeluScaleMath, RowMomentsAreCentredAndBiased, ()) {
 // are rotated around the second segment, so value j still goes to partial j % 4).
 RC_GTEST_PROP(FusedConvT3dLnGeluScaleMath, RowMomentsOfTwoSegmentsAreTheWholeRowsMoments, ()) {
   const int n = *rc::gen::inRange(1, 129);
-  const int n_a = *rc::gen::inRange(0, n + 1);
+  const int region_row_values = *rc::gen::inRange(0, n + 1);
   const double eps = *rc::gen::element(1e-6, 1e-5, 0.5);
   std::mt19937_64 rng(*rc::gen::arbitrary<uint64_t>());
   std::normal_distribution<float> n01(0.0f, 1.0f);
   std::vector<float> row(static_cast<std::size_t>(n));
   for (float& v : row) v = 3.0f + n01(rng);
   // The two segments apart in memory, as in the kernel.
-  const std::vector<float> a(row.begin(), row.begin() + n_a), b(row.begin() + n_a, row.end());
+  const std::vector<float> a(row.begin(), row.begin() + region_row_values), b(row.begin() + region_row_values, row.end());
   const ln::detail::row_norm whole = ln::detail::row_moments(row.data(), n, eps);
-  const ln::detail::row_norm split = ln::detail::row_moments(a.data(), n_a, b.data(), n - n_a, eps);
+  const ln::detail::row_norm split = ln::detail::row_moments(a.data(), region_row_values, b.data(), n - region_row_values, eps);
   RC_ASSERT(std::memcmp(&whole.mean, &split.mean, sizeof(double)) == 0);
   RC_ASSERT(std::memcmp(&whole.rstd, &split.rstd, sizeof(double)) == 0);
 }

@@ -2,7 +2,7 @@
 /// Bulk copies from global into shared memory on Hopper (cp.async.bulk, the TMA unit's 1-D form,
 /// and its tensor form), completing on one mbarrier: the GPU's stager of block programs that stage
 /// runs of consecutive floats (convt3d_bn_sub's rows_band_block; the host executor's stager is a
-/// memcpy) or a box of a tensor (convt3d_mma's conv_persistent). One thread
+/// memcpy) or a box of a tensor (conv3d::mma_fp64's conv_persistent). One thread
 /// issues the copies, arrives and waits; a __syncthreads() after its wait passes the data on to the
 /// block. The barrier is reused item after item: the waiting thread keeps the phase parity. nvcc only.
 #if !defined(__CUDACC__)

@@ -24,7 +24,7 @@
 
 #include "fused/arch/host_device.cuh"
 
-namespace fb::fused::mma {
+namespace fb::fused::arch::mma {
 
 constexpr int k_m = 16, k_n = 8, k_k = 16;  ///< the instruction's shape
 constexpr int k_a_regs = 8, k_b_regs = 4, k_c_regs = 4;  ///< fp64 values per lane
@@ -83,4 +83,4 @@ struct host_warp {
   }
 };
 
-}  // namespace fb::fused::mma
+}  // namespace fb::fused::arch::mma

@@ -38,7 +38,7 @@
 #include "fused/conv3d/mma_fp64_geometry.cuh"
 #include "fused/exec/block_program.cuh"
 
-namespace fb::fused::convt3d_mma {
+namespace fb::fused::conv3d::mma_fp64 {
 
 /// A w phase's position pass: positions [m0, m0 + n) of the block's (row, w base) pairs of phase rw,
 /// position m = row n_qw + (qw - first base).
@@ -53,19 +53,19 @@ struct pass_pos {
 /// tile_position and the block's channel tile_channel (outputs only where position < n and channel
 /// < n_ch).
 FB_HOST_DEVICE int tile_position(int warp_row, int mt, int lane, int v) {
-  return warp_row * k_warp_m + mt * mma::k_m + mma::c_row(lane, v);
+  return warp_row * k_warp_m + mt * arch::mma::k_m + arch::mma::c_row(lane, v);
 }
 FB_HOST_DEVICE int tile_channel(int warp_col, int nt, int lane, int v) {
-  return warp_col * k_warp_n + nt * mma::k_n + mma::c_col(lane, v);
+  return warp_col * k_warp_n + nt * arch::mma::k_n + arch::mma::c_col(lane, v);
 }
 
 /// A warp's accumulators, kept across the chunks of a position pass: [mt][nt][lane slot][value].
 template <class W>
 struct warp_state {
-  double acc[k_mt][k_nt][W::k_lanes][mma::k_c_regs];
+  double acc[k_mt][k_nt][W::k_lanes][arch::mma::k_c_regs];
 };
 
-/// The tile's warps on warp context W (mma::host_warp on the host, mma::device_lane on the GPU),
+/// The tile's warps on warp context W (arch::mma::host_warp on the host, arch::mma::device_lane on the GPU),
 /// each with its warp_state: the Warps parameter of its executors.
 template <class W>
 using mma_warps = exec::warps_of<W, warp_state<W>>;
@@ -132,4 +132,4 @@ struct is_mma_persistent_policy
 template <class P, class Exec>
 constexpr bool is_mma_persistent_policy_v = is_mma_persistent_policy<P, Exec>::value;
 
-}  // namespace fb::fused::convt3d_mma
+}  // namespace fb::fused::conv3d::mma_fp64

@@ -11,18 +11,18 @@
 #include "fused/math/convt_index.cuh"
 #include "fused/math/convt_phase.cuh"
 
-namespace fb::fused::convt3d_mma {
+namespace fb::fused::conv3d::mma_fp64 {
 
 constexpr int k_warps = 4;
 constexpr int k_threads = 32 * k_warps;
 constexpr int k_mt = 2;                     ///< m16 tiles per warp: 32 positions
 constexpr int k_nt = 4;                     ///< n8 tiles per warp: 32 channels
-constexpr int k_warp_m = k_mt * mma::k_m;   ///< positions per warp tile
-constexpr int k_warp_n = k_nt * mma::k_n;   ///< channels per warp tile
+constexpr int k_warp_m = k_mt * arch::mma::k_m;   ///< positions per warp tile
+constexpr int k_warp_n = k_nt * arch::mma::k_n;   ///< channels per warp tile
 constexpr int k_group = 64;                 ///< output channels per block (at most)
-constexpr int k_group_nt = k_group / mma::k_n;  ///< n8 tiles of a group's arranged weights
+constexpr int k_group_nt = k_group / arch::mma::k_n;  ///< n8 tiles of a group's arranged weights
 /// Floats of one k16 step of a group's arranged weights: k_group_nt tiles x 32 lanes x 4 values.
-constexpr int k_step_floats = k_group_nt * 32 * mma::k_b_regs;
+constexpr int k_step_floats = k_group_nt * 32 * arch::mma::k_b_regs;
 
 /// Shared memory a block may use: three blocks per SM (Hopper: 228 KB per SM, 1 KB reserved per
 /// block) where the tile fits with every input channel staged at once, else two, else one. The
@@ -75,7 +75,7 @@ struct block_pos {
   int qd;     ///< its d base (phase rd)
   int qh0;    ///< its first h base (phase rh)
   int rows;   ///< h bases it holds: <= tile_h; 0 for a block with nothing to do
-  int ch0, n_ch;  ///< its output channels [ch0, ch0 + n_ch)
+  int first_channel, n_ch;  ///< its output channels [first_channel, first_channel + n_ch)
 };
 
 /// Block `block`: the channel group varies fastest, then the (d, h) phase pair, then the h tile,
@@ -100,8 +100,8 @@ FB_HOST_DEVICE block_pos block_of(const geometry& g, int64_t block) {
   bp.qh0 = g.order[1].first_base(bp.rh) + ht * g.tile_h;
   const int left_h = g.order[1].count(bp.rh) - ht * g.tile_h;
   bp.rows = qi < g.order[0].count(bp.rd) && left_h > 0 ? imin(g.tile_h, left_h) : 0;
-  bp.ch0 = bp.group * k_group;
-  bp.n_ch = static_cast<int>(g.c_out - bp.ch0 < k_group ? g.c_out - bp.ch0 : k_group);
+  bp.first_channel = bp.group * k_group;
+  bp.n_ch = static_cast<int>(g.c_out - bp.first_channel < k_group ? g.c_out - bp.first_channel : k_group);
   return bp;
 }
 
@@ -120,7 +120,7 @@ FB_HOST_DEVICE int chunk_channels(const geometry& g, int c) {
 /// k16 steps of phase (rd, rh, rw) in a chunk of cc channels: ceil(cc T / 16).
 FB_HOST_DEVICE int steps_of(const geometry& g, int rd, int rh, int rw, int cc) {
   const int t = taps_of(g, 0, rd) * taps_of(g, 1, rh) * taps_of(g, 2, rw);
-  return (cc * t + mma::k_k - 1) / mma::k_k;
+  return (cc * t + arch::mma::k_k - 1) / arch::mma::k_k;
 }
 
 /// The arranged-weight slot of (phase, group, chunk): k16 steps of k_step_floats each.
@@ -157,21 +157,21 @@ FB_HOST_DEVICE int koff_of(const geometry& g, int rd, int rh, int rw, int cc, in
 /// t = lane % 4, the byte offsets of the 4 k columns t, t + 4, t + 8, t + 12 that lane reads
 /// (a_col of values 0, 2, 4, 6), so a lane gets its 4 with one 16-byte shared-memory load.
 FB_HOST_DEVICE int koff_table_entry(const geometry& g, int rd, int rh, int rw, int cc, int index) {
-  const int step = index / mma::k_k, t = index % mma::k_k / 4, j = index % 4;
-  return koff_of(g, rd, rh, rw, cc, step * mma::k_k + t + 4 * j) * static_cast<int>(sizeof(double));
+  const int step = index / arch::mma::k_k, t = index % arch::mma::k_k / 4, j = index % 4;
+  return koff_of(g, rd, rh, rw, cc, step * arch::mma::k_k + t + 4 * j) * static_cast<int>(sizeof(double));
 }
 
 /// Where the koff table of (phase, chunk) starts among the arranged tables (16 ints per k16 step,
 /// steps_stride steps per table).
 FB_HOST_DEVICE int64_t koff_slot(const geometry& g, int rd, int rh, int rw, int chunk) {
   const int phase = (rd * g.s[1] + rh) * g.s[2] + rw;
-  return (static_cast<int64_t>(phase) * g.n_chunks + chunk) * g.steps_stride * mma::k_k;
+  return (static_cast<int64_t>(phase) * g.n_chunks + chunk) * g.steps_stride * arch::mma::k_k;
 }
 
 /// Work item `item` of the koff tables' arrangement (one entry; items in slot order): the tables
 /// depend on the phase and the chunk alone, so they are worked out once per call, not per block.
 FB_HOST_DEVICE void arrange_koff_item(const geometry& g, int* tables, int64_t item) {
-  const int per_table = g.steps_stride * mma::k_k;
+  const int per_table = g.steps_stride * arch::mma::k_k;
   const int index = static_cast<int>(item % per_table);
   const int64_t table = item / per_table;
   const int chunk = static_cast<int>(table % g.n_chunks);
@@ -207,15 +207,15 @@ FB_HOST_DEVICE void arrange_weights_item(const geometry& g, const float* w, floa
   const int phase = static_cast<int>(rest / g.n_groups);
   const int rw = phase % g.s[2], rh = (phase / g.s[2]) % g.s[1], rd = phase / (g.s[2] * g.s[1]);
   const int cc = chunk_channels(g, chunk);
-  const int64_t co = static_cast<int64_t>(group) * k_group + nt * mma::k_n + mma::b_col(lane, 0);
+  const int64_t co = static_cast<int64_t>(group) * k_group + nt * arch::mma::k_n + arch::mma::b_col(lane, 0);
   const int64_t k = g.dim[0].k;
-  float* dst = wt + ((weight_slot(g, rd, rh, rw, group, chunk) + step) * k_group_nt + nt) * 32 * mma::k_b_regs +
-               lane * mma::k_b_regs;
-  for (int v = 0; v < mma::k_b_regs; ++v) {
+  float* dst = wt + ((weight_slot(g, rd, rh, rw, group, chunk) + step) * k_group_nt + nt) * 32 * arch::mma::k_b_regs +
+               lane * arch::mma::k_b_regs;
+  for (int v = 0; v < arch::mma::k_b_regs; ++v) {
     k_entry e;
     float value = 0.0f;
     // Steps past the phase's own (steps_stride is for the most taps) hold only k past K: zeros.
-    if (co < g.c_out && k_entry_of(g, rd, rh, rw, cc, step * mma::k_k + mma::b_row(lane, v), e)) {
+    if (co < g.c_out && k_entry_of(g, rd, rh, rw, cc, step * arch::mma::k_k + arch::mma::b_row(lane, v), e)) {
       const int64_t ci = static_cast<int64_t>(chunk) * g.chunk_ci + e.ci;
       const int64_t kd = rd + g.s[0] * e.jd, kh = rh + g.s[1] * e.jh, kw = rw + g.s[2] * e.jw;
       value = w[(((ci * g.c_out + co) * k + kd) * k + kh) * k + kw];
@@ -224,4 +224,4 @@ FB_HOST_DEVICE void arrange_weights_item(const geometry& g, const float* w, floa
   }
 }
 
-}  // namespace fb::fused::convt3d_mma
+}  // namespace fb::fused::conv3d::mma_fp64

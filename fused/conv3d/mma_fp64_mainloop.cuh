@@ -7,7 +7,7 @@
 #include "fused/conv3d/mma_fp64_geometry.cuh"
 #include "fused/exec/block_program.cuh"
 
-namespace fb::fused::convt3d_mma {
+namespace fb::fused::conv3d::mma_fp64 {
 
 /// Staging of the x box, per warp and round: k_stage_planes planes (a channel's d line: xh h lines
 /// x xw columns, contiguous in shared memory) at once, k_stage_elems of each plane per lane; all
@@ -108,7 +108,7 @@ FB_HOST_DEVICE void a_row_offsets(const W& w, const geometry& g, const pass_pos&
     for (int l = 0; l < W::k_lanes; ++l)
       FB_UNROLL
       for (int h = 0; h < 2; ++h) {
-        const int m = first + mt * mma::k_m + mma::a_row(w.lane(l), h);
+        const int m = first + mt * arch::mma::k_m + arch::mma::a_row(w.lane(l), h);
         const int pos = pp.m0 + m;
         const int row = m < pp.n ? pos / pp.n_qw : 0, col = m < pp.n ? pos % pp.n_qw : 0;
         off[mt][l][h] = (row * g.xw + (pp.qw0 - g.qw_min) + col) * static_cast<int>(sizeof(double));
@@ -133,7 +133,7 @@ FB_HOST_DEVICE double load_staged(const unsigned char* base, int offset) {
 /// (fp32, converted when used).
 template <class W>
 struct a_operands {
-  double a[k_mt][W::k_lanes][mma::k_a_regs];
+  double a[k_mt][W::k_lanes][arch::mma::k_a_regs];
 };
 template <class W>
 struct b_operands {
@@ -147,7 +147,7 @@ FB_HOST_DEVICE void load_a(const W& w, a_operands<W>& o, const unsigned char* xs
                            const int (&a_off)[k_mt][W::k_lanes][2]) {
   for (int l = 0; l < W::k_lanes; ++l) {
     int ko[4];
-    load_i4(koff + step * mma::k_k + (w.lane(l) % 4) * 4, ko);
+    load_i4(koff + step * arch::mma::k_k + (w.lane(l) % 4) * 4, ko);
     FB_UNROLL
     for (int j = 0; j < 4; ++j)
       FB_UNROLL
@@ -164,18 +164,18 @@ template <class W>
 FB_HOST_DEVICE void load_b(const W& w, b_operands<W>& o, const float* b_step) {
   for (int l = 0; l < W::k_lanes; ++l)
     FB_UNROLL
-    for (int nt = 0; nt < k_nt; ++nt) o.b[nt][l] = load_f4(b_step + (nt * 32 + w.lane(l)) * mma::k_b_regs);
+    for (int nt = 0; nt < k_nt; ++nt) o.b[nt][l] = load_f4(b_step + (nt * 32 + w.lane(l)) * arch::mma::k_b_regs);
 }
 
 /// The step's 8 MMAs (B converted to fp64 here: exact).
 template <class W>
 FB_HOST_DEVICE void mma_step(const W& w, warp_state<W>& st, const a_operands<W>& oa, const b_operands<W>& ob) {
-  double b[k_nt][W::k_lanes][mma::k_b_regs];
+  double b[k_nt][W::k_lanes][arch::mma::k_b_regs];
   FB_UNROLL
   for (int nt = 0; nt < k_nt; ++nt)
     for (int l = 0; l < W::k_lanes; ++l)
       FB_UNROLL
-      for (int v = 0; v < mma::k_b_regs; ++v) b[nt][l][v] = static_cast<double>(ob.b[nt][l].v[v]);
+      for (int v = 0; v < arch::mma::k_b_regs; ++v) b[nt][l][v] = static_cast<double>(ob.b[nt][l].v[v]);
   FB_UNROLL
   for (int mt = 0; mt < k_mt; ++mt)
     FB_UNROLL
@@ -199,7 +199,7 @@ FB_HOST_DEVICE void warp_chunk(const W& w, warp_state<W>& st, const geometry& g,
   if (first >= pp.n || warp_col * k_warp_n >= bp.n_ch || steps <= 0) return;
   int a_off[k_mt][W::k_lanes][2];
   a_row_offsets(w, g, pp, first, a_off);
-  const float* b_step = wt_slot + warp_col * k_nt * 32 * mma::k_b_regs;
+  const float* b_step = wt_slot + warp_col * k_nt * 32 * arch::mma::k_b_regs;
   a_operands<W> oa;
   b_operands<W> ob;
   for (int step = 0; step < steps; ++step, b_step += k_step_floats) {
@@ -256,7 +256,7 @@ FB_HOST_DEVICE void conv_block(Exec& ex, const geometry& g, const float* x, cons
         if (g.n_chunks > 1 || pp.m0 == 0)
           ex.threads([&](int tid) {
             const int* table = koff_tables + koff_slot(g, bp.rd, bp.rh, rw, c);
-            for (int k = tid; k < steps * mma::k_k; k += k_threads) koff[k] = load_ro(table + k);
+            for (int k = tid; k < steps * arch::mma::k_k; k += k_threads) koff[k] = load_ro(table + k);
           });
         ex.sync();
         const float* slot = wt + weight_slot(g, bp.rd, bp.rh, rw, bp.group, c) * k_step_floats;
@@ -274,4 +274,4 @@ FB_HOST_DEVICE void conv_block(Exec& ex, const geometry& g, const float* x, cons
   pol.finish(ex, bp, region, smem);
 }
 
-}  // namespace fb::fused::convt3d_mma
+}  // namespace fb::fused::conv3d::mma_fp64

@@ -9,7 +9,7 @@
 
 #include "fused/conv3d/mma_fp64_mainloop.cuh"
 
-namespace fb::fused::convt3d_mma {
+namespace fb::fused::conv3d::mma_fp64 {
 
 namespace detail {
 template <class Exec, class = void>
@@ -72,7 +72,7 @@ FB_HOST_DEVICE void conv_persistent(Exec& ex, const geometry& g, const float* x,
   if (tile >= g.n_blocks) return;
   int* koff = reinterpret_cast<int*>(smem + g.x_bytes);  // every w phase's table, one after another
   unsigned char* region = smem + g.region_offset;
-  const int per_table = g.steps_stride * mma::k_k;
+  const int per_table = g.steps_stride * arch::mma::k_k;
   pol.setup_columns(ex, region, smem);
   block_pos bp = block_of(g, tile);
   ex.stage_tile(g, x, koff_tables, bp, smem);
@@ -215,10 +215,10 @@ inline bool persistent_fits(const geometry& g, std::size_t rows_bytes) {
 
 /// Shared memory of the koff tables of every w phase (the persistent program keeps them all).
 FB_HOST_DEVICE std::size_t persistent_koff_bytes(const geometry& g) {
-  return static_cast<std::size_t>(g.s[2]) * g.steps_stride * mma::k_k * sizeof(int);
+  return static_cast<std::size_t>(g.s[2]) * g.steps_stride * arch::mma::k_k * sizeof(int);
 }
 /// What the persistent kernel adds to its dynamic shared memory: its static variables (the
 /// stager's mbarrier, the claimed tile) and the dynamic area's 128-byte alignment.
 constexpr std::size_t k_persistent_static_bytes = 256;
 
-}  // namespace fb::fused::convt3d_mma
+}  // namespace fb::fused::conv3d::mma_fp64

@@ -60,7 +60,7 @@
 #include "fused/arch/bulk_copy.cuh"
 #endif
 
-namespace fb::fused::convt3d_mma {
+namespace fb::fused::conv3d::mma_fp64 {
 
 /// Warps along the channels for C_out output channels: 1 when C_out <= 32, else 2 (the rest of a
 /// block's k_warps go along the positions).
@@ -117,9 +117,9 @@ bool make_geometry(geometry& g, int64_t batch, int64_t c_in, int64_t c_out, int6
       int64_t cc = max_chunk_ci > 0 && max_chunk_ci < c_in ? max_chunk_ci : c_in;
       const int64_t cc_min = budget == k_smem_three_per_sm_bytes ? cc : 1;
       for (; cc >= cc_min; cc = cc > 8 ? cc * 7 / 8 : cc - 1) {
-        const int64_t steps = (cc * t_max + mma::k_k - 1) / mma::k_k;
+        const int64_t steps = (cc * t_max + arch::mma::k_k - 1) / arch::mma::k_k;
         const std::size_t xb = static_cast<std::size_t>(cc) * g.x_ci_stride * sizeof(double);
-        const std::size_t kb = static_cast<std::size_t>(steps) * mma::k_k * sizeof(int);
+        const std::size_t kb = static_cast<std::size_t>(steps) * arch::mma::k_k * sizeof(int);
         const std::size_t off = (xb + kb + 15) / 16 * 16;
         if (off + region <= budget && steps < (int64_t{1} << 24)) {
           g.chunk_ci = static_cast<int>(cc);
@@ -131,8 +131,8 @@ bool make_geometry(geometry& g, int64_t batch, int64_t c_in, int64_t c_out, int6
           g.h_tiles = (n_qh_max + tile_h - 1) / tile_h;
           g.n_blocks = batch * g.n_groups * (s * s) * g.h_tiles * g.qd_slots;
           g.wt_items = static_cast<int64_t>(g.n_phases) * g.n_groups * g.n_chunks * g.steps_stride * k_group_nt * 32;
-          g.wt_floats = g.wt_items * mma::k_b_regs;
-          g.koff_ints = static_cast<int64_t>(g.n_phases) * g.n_chunks * g.steps_stride * mma::k_k;
+          g.wt_floats = g.wt_items * arch::mma::k_b_regs;
+          g.koff_ints = static_cast<int64_t>(g.n_phases) * g.n_chunks * g.steps_stride * arch::mma::k_k;
           return true;
         }
       }
@@ -148,7 +148,7 @@ inline std::size_t smem_bytes(const geometry& g, std::size_t region_bytes) { ret
 /// The host executor of conv_block: threads one after another, warps with all 32 lanes (mma
 /// emulated), barriers do nothing (between two barriers everything is a function of the thread or
 /// warp index and shared memory).
-using mma_host_exec = exec::host_executor<k_threads, exec::no_state, mma_warps<mma::host_warp>>;
+using mma_host_exec = exec::host_executor<k_threads, exec::no_state, mma_warps<arch::mma::host_warp>>;
 
 /// The host executor of conv_persistent: tiles [lo, hi) one after another, each box staged
 /// straight from x in fp64 (the values the GPU's tensor copy and conversion give: x, or zero
@@ -178,7 +178,7 @@ struct mma_host_tiles_exec : mma_host_exec {
 
 #if defined(__CUDACC__)
 /// The GPU executor of conv_block: this thread's share; warp_state in its registers.
-using mma_device_exec = exec::device_executor<exec::no_state, mma_warps<mma::device_lane>>;
+using mma_device_exec = exec::device_executor<exec::no_state, mma_warps<arch::mma::device_lane>>;
 
 /// The GPU executor of conv_persistent: tiles from blockIdx.x, then from the launch's counter
 /// (thread 0 asks at a tile's start and publishes the answer before the rows-whole barrier); a
@@ -266,4 +266,4 @@ struct mma_persistent_exec : mma_device_exec {
 };
 #endif
 
-}  // namespace fb::fused::convt3d_mma
+}  // namespace fb::fused::conv3d::mma_fp64

@@ -51,7 +51,6 @@
 namespace fb::fused::convt3d_ln_gelu_scale {
 namespace {
 
-namespace conv = fb::fused::convt3d_mma;
 using detail::args;
 using detail::plan;
 
@@ -63,25 +62,25 @@ __global__ void __launch_bounds__(k_arrange_threads) arrange_kernel(const __grid
   if (item < detail::arrange_items(pl)) detail::arrange_item(pl, a, item);
 }
 
-__global__ void __launch_bounds__(conv::k_threads, conv::k_blocks_per_sm)
+__global__ void __launch_bounds__(conv3d::mma_fp64::k_threads, conv3d::mma_fp64::k_blocks_per_sm)
     pass_kernel(const __grid_constant__ plan pl, const __grid_constant__ args a) {
   extern __shared__ float4 smem4[];
-  conv::mma_device_exec ex;
+  conv3d::mma_fp64::mma_device_exec ex;
   detail::pass_block(ex, pl, a, blockIdx.x, reinterpret_cast<unsigned char*>(smem4));
 }
 
 /// The persistent program (plan::persistent): `box_map` is x as a 5-D tensor for the tiles' boxes.
-__global__ void __launch_bounds__(conv::k_threads, conv::k_blocks_per_sm)
+__global__ void __launch_bounds__(conv3d::mma_fp64::k_threads, conv3d::mma_fp64::k_blocks_per_sm)
     persistent_kernel(const __grid_constant__ plan pl, const __grid_constant__ args a,
                       const __grid_constant__ CUtensorMap box_map) {
   extern __shared__ __align__(128) unsigned char persistent_smem[];
   __shared__ std::uint64_t box_barrier;
   __shared__ unsigned claimed;
-  conv::mma_persistent_exec ex;
+  conv3d::mma_fp64::mma_persistent_exec ex;
   ex.box_map = &box_map;
   ex.tile_counter = detail::tile_counter(pl, a);
   ex.claimed = &claimed;
-  ex.box = reinterpret_cast<float*>(persistent_smem + conv::box_offset(pl.g));
+  ex.box = reinterpret_cast<float*>(persistent_smem + conv3d::mma_fp64::box_offset(pl.g));
   ex.stager.barrier = &box_barrier;
   if (threadIdx.x == 0) ex.stager.init();
   __syncthreads();
@@ -101,7 +100,7 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return encode;
 }
 
-/// x (batch, C_in, D, H, W) as a 5-D fp32 tensor, innermost W, with the tiles' box (conv::box_width
+/// x (batch, C_in, D, H, W) as a 5-D fp32 tensor, innermost W, with the tiles' box (conv3d::mma_fp64::box_width
 /// x xh x xd x C_in x 1) and zeros outside the tensor.
 CUtensorMap x_box_map(const problem& prob, const plan& pl, const float* x) {
   const cuuint64_t dims[5] = {static_cast<cuuint64_t>(prob.width), static_cast<cuuint64_t>(prob.height),
@@ -110,7 +109,8 @@ CUtensorMap x_box_map(const problem& prob, const plan& pl, const float* x) {
   const cuuint64_t strides[4] = {dims[0] * sizeof(float), dims[0] * dims[1] * sizeof(float),
                                  dims[0] * dims[1] * dims[2] * sizeof(float),
                                  dims[0] * dims[1] * dims[2] * dims[3] * sizeof(float)};
-  const cuuint32_t box[5] = {static_cast<cuuint32_t>(conv::box_width(pl.g)), static_cast<cuuint32_t>(pl.g.xh),
+  const cuuint32_t box[5] = {static_cast<cuuint32_t>(conv3d::mma_fp64::box_width(pl.g)),
+                             static_cast<cuuint32_t>(pl.g.xh),
                              static_cast<cuuint32_t>(pl.g.xd), static_cast<cuuint32_t>(prob.in_channels), 1u};
   const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
   CUtensorMap map{};
@@ -139,13 +139,14 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   if (pl.persistent && reinterpret_cast<std::uintptr_t>(x) % 16 == 0) {
     const auto* kernel = reinterpret_cast<const void*>(persistent_kernel);
     // The opt-in covers dynamic memory only; the kernel's static variables count against the same limit.
-    fb::fused::device::allow_large_smem(kernel, conv::k_smem_max_bytes - conv::k_persistent_static_bytes);
-    const long long resident = fb::fused::resident_blocks(kernel, conv::k_threads, pl.smem_bytes);
+    fb::fused::device::allow_large_smem(kernel,
+                                        conv3d::mma_fp64::k_smem_max_bytes - conv3d::mma_fp64::k_persistent_static_bytes);
+    const long long resident = fb::fused::resident_blocks(kernel, conv3d::mma_fp64::k_threads, pl.smem_bytes);
     const auto grid = static_cast<unsigned>(resident < pl.g.n_blocks ? resident : pl.g.n_blocks);
-    persistent_kernel<<<grid, conv::k_threads, pl.smem_bytes, s>>>(pl, a, x_box_map(prob, pl, x));
+    persistent_kernel<<<grid, conv3d::mma_fp64::k_threads, pl.smem_bytes, s>>>(pl, a, x_box_map(prob, pl, x));
   } else {
-    fb::fused::device::allow_large_smem(reinterpret_cast<const void*>(pass_kernel), conv::k_smem_max_bytes);
-    pass_kernel<<<static_cast<unsigned>(pl.g.n_blocks), conv::k_threads, pl.smem_bytes, s>>>(pl, a);
+    fb::fused::device::allow_large_smem(reinterpret_cast<const void*>(pass_kernel), conv3d::mma_fp64::k_smem_max_bytes);
+    pass_kernel<<<static_cast<unsigned>(pl.g.n_blocks), conv3d::mma_fp64::k_threads, pl.smem_bytes, s>>>(pl, a);
   }
   FB_CUDA_CHECK(cudaGetLastError());
 }

@@ -25,16 +25,16 @@ void run_host_plan(const plan& pl, const args& a) {
     // (which tiles a program gets does not change any output).
     constexpr int64_t k_tiles_per_program = 16;
     const int64_t programs = (pl.g.n_blocks + k_tiles_per_program - 1) / k_tiles_per_program;
-    fb::fused::detail::run_blocks_on_host<conv::mma_host_tiles_exec>(
-        programs, pl.smem_bytes, [&](conv::mma_host_tiles_exec& ex, int64_t program, float* smem) {
+    fb::fused::detail::run_blocks_on_host<conv3d::mma_fp64::mma_host_tiles_exec>(
+        programs, pl.smem_bytes, [&](conv3d::mma_fp64::mma_host_tiles_exec& ex, int64_t program, float* smem) {
           ex.lo = program * k_tiles_per_program;
           ex.hi = ex.lo + k_tiles_per_program < pl.g.n_blocks ? ex.lo + k_tiles_per_program : pl.g.n_blocks;
           persistent_program(ex, pl, a, reinterpret_cast<unsigned char*>(smem));
         });
     return;
   }
-  fb::fused::detail::run_blocks_on_host<conv::mma_host_exec>(
-      pl.g.n_blocks, pl.smem_bytes, [&](conv::mma_host_exec& ex, int64_t block, float* smem) {
+  fb::fused::detail::run_blocks_on_host<conv3d::mma_fp64::mma_host_exec>(
+      pl.g.n_blocks, pl.smem_bytes, [&](conv3d::mma_fp64::mma_host_exec& ex, int64_t block, float* smem) {
         pass_block(ex, pl, a, block, reinterpret_cast<unsigned char*>(smem));
       });
 }

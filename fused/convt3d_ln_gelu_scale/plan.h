@@ -6,13 +6,13 @@
 ///
 /// Launch sequence (one stream):
 ///   1. arrange  a thread per (phase, channel group, chunk, k16 step, n8 tile, lane): the weights in
-///               the fp64 MMA's B-fragment order, fp32 (convt3d_mma::arrange_weights_item); then a
+///               the fp64 MMA's B-fragment order, fp32 (conv3d::mma_fp64::arrange_weights_item); then a
 ///               thread per entry of the koff tables, one per (phase, chunk): where each k of the
-///               GEMM reads the staged x (convt3d_mma::arrange_koff_item).
-///   2. pass     the convolution on the fp64 tensor cores (convt3d_mma::conv_block: a block per
+///               GEMM reads the staged x (conv3d::mma_fp64::arrange_koff_item).
+///   2. pass     the convolution on the fp64 tensor cores (conv3d::mma_fp64::conv_block: a block per
 ///               sample, channel group, d base and tile_h h bases of one (d, h) phase pair, all w
 ///               phases; or, where plan::persistent, the same tiles in resident blocks:
-///               convt3d_mma::conv_persistent), with the LayerNorm/GELU/scale epilogue on chip
+///               conv3d::mma_fp64::conv_persistent), with the LayerNorm/GELU/scale epilogue on chip
 ///               (ln_policy): each w phase's
 ///               accumulators, rounded once to fp32 (y, as libtorch's fp32 conv output), go into a
 ///               row buffer in shared memory (the last w phase's into the staged x's memory once
@@ -41,8 +41,6 @@
 
 namespace fb::fused::convt3d_ln_gelu_scale::detail {
 
-namespace conv = fb::fused::convt3d_mma;
-namespace mma = fb::fused::mma;
 
 /// The largest W' (== C_out) a block holds (its rows in shared memory).
 constexpr int64_t k_max_row = 128;
@@ -59,9 +57,10 @@ struct alignas(16) ln_column {
 };
 
 /// The conv bias of every channel (C_out == W'), fp64, padded with zeros to whole channel groups
-/// (a warp tile's channel is < conv::k_group, so bp.ch0 + channel is always inside).
+/// (a warp tile's channel is < conv3d::mma_fp64::k_group, so bp.first_channel + channel is always inside).
 FB_HOST_DEVICE std::size_t ln_bias_count(int64_t w_out) {
-  return static_cast<std::size_t>((w_out + conv::k_group - 1) / conv::k_group * conv::k_group);
+  constexpr int64_t group = conv3d::mma_fp64::k_group;
+  return static_cast<std::size_t>((w_out + group - 1) / group * group);
 }
 
 /// Shared memory of the LayerNorm region for `rows` LayerNorm rows of row_stride floats and rows of
@@ -81,14 +80,14 @@ inline std::size_t ln_region_bytes(int64_t rows, int row_stride, int64_t w_out) 
 /// apart (the statistics' thread per row reads 32 rows in 32 different banks).
 ///
 /// Where the block's last w phase runs in one position pass and its values fit in the staged x's
-/// memory, the row buffer is split (plan::last_into_x): the region holds phases 0 .. s-2 (n_a
+/// memory, the row buffer is split (plan::last_into_x): the region holds phases 0 .. s-2 (region_row_values
 /// values per row), and the last phase's values go into x's memory once the k16 loops are done,
 /// rows as far apart as the region's. A block then needs ~16 KB less (the default: three blocks per
-/// SM instead of two). Row r's values are two segments, (region rows + r stride, n_a values) and
+/// SM instead of two). Row r's values are two segments, (region rows + r stride, region_row_values values) and
 /// (x rows + r stride, the rest); the finish's places index both from the first segment's start
 /// (x's memory lies before the region, at a fixed distance: negative places), so no value is found
 /// through a branch.
-FB_HOST_DEVICE int phase_offset(const conv::geometry& g, int rw) {
+FB_HOST_DEVICE int phase_offset(const conv3d::mma_fp64::geometry& g, int rw) {
   int off = 0;
   for (int r = 0; r < rw; ++r) off += g.order[2].count(r);
   return off;
@@ -96,16 +95,16 @@ FB_HOST_DEVICE int phase_offset(const conv::geometry& g, int rw) {
 
 /// Everything derived from a problem.
 struct plan {
-  conv::geometry g;
+  conv3d::mma_fp64::geometry g;
   int64_t w_out;       ///< W' == C_out: the LayerNorm row length
   bool last_into_x;    ///< the last w phase's values go into x's memory (phase_offset)
-  int n_a;             ///< values per row in the region's row buffer: W', or phases 0 .. s-2
+  int region_row_values;             ///< values per row in the region's row buffer: W', or phases 0 .. s-2
   int row_stride;      ///< floats from one row to the next, in the region and in x's memory: odd
-  int group_ch;        ///< channels of a block's LayerNorm rows: min(C_out, conv::k_group)
+  int group_ch;        ///< channels of a block's LayerNorm rows: min(C_out, conv3d::mma_fp64::k_group)
   int64_t ln_rows;     ///< LayerNorm rows a block holds: tile_h x group_ch
   std::size_t workspace_bytes;  ///< the arranged weights (fp32), the koff tables and the alignment
   std::size_t smem_bytes;       ///< dynamic shared memory of the pass
-  /// The persistent program serves the plan (conv::conv_persistent; run_cuda also needs x 16-byte
+  /// The persistent program serves the plan (conv3d::mma_fp64::conv_persistent; run_cuda also needs x 16-byte
   /// aligned): g.region_offset then leaves room for the koff tables of every w phase, in the same
   /// tier of blocks per SM as without them.
   bool persistent;
@@ -120,22 +119,22 @@ struct plan {
 /// plan::rows_own_warp for a plan whose geometry is set: every (position, channel) a warp stores
 /// (ln_policy::store: the C fragment of warp (warp_row, warp_col)) lies in a row that a thread of
 /// the same warp finishes, in every w phase, each phase in one position pass.
-inline bool rows_stored_by_own_warp(const conv::geometry& g, bool last_into_x, int group_ch) {
+inline bool rows_stored_by_own_warp(const conv3d::mma_fp64::geometry& g, bool last_into_x, int group_ch) {
   if (!last_into_x) return false;
-  const int cap = g.warp_rows * conv::k_warp_m;
+  const int cap = g.warp_rows * conv3d::mma_fp64::k_warp_m;
   for (int rw = 0; rw < g.s[2]; ++rw) {
     const int n_qw = g.order[2].count(rw), positions = g.tile_h * n_qw;
     if (positions > cap) return false;
-    for (int warp = 0; warp < conv::k_warps; ++warp)
-      for (int mt = 0; mt < conv::k_mt; ++mt)
-        for (int nt = 0; nt < conv::k_nt; ++nt)
+    for (int warp = 0; warp < conv3d::mma_fp64::k_warps; ++warp)
+      for (int mt = 0; mt < conv3d::mma_fp64::k_mt; ++mt)
+        for (int nt = 0; nt < conv3d::mma_fp64::k_nt; ++nt)
           for (int lane = 0; lane < 32; ++lane)
-            for (int v = 0; v < mma::k_c_regs; ++v) {
-              const int m = conv::tile_position(warp / g.warp_cols, mt, lane, v);
-              const int ch = conv::tile_channel(warp % g.warp_cols, nt, lane, v);
+            for (int v = 0; v < arch::mma::k_c_regs; ++v) {
+              const int m = conv3d::mma_fp64::tile_position(warp / g.warp_cols, mt, lane, v);
+              const int ch = conv3d::mma_fp64::tile_channel(warp % g.warp_cols, nt, lane, v);
               if (m >= positions || ch >= group_ch) continue;
               const int row = (m / n_qw) * group_ch + ch;
-              if (row % conv::k_threads / 32 != warp) return false;
+              if (row % conv3d::mma_fp64::k_threads / 32 != warp) return false;
             }
   }
   return true;
@@ -162,7 +161,8 @@ inline plan make_plan(const problem& p, int64_t max_chunk_ci = 0) {
 
   plan pl{};
   pl.w_out = w_out;
-  pl.group_ch = static_cast<int>(p.out_channels < conv::k_group ? p.out_channels : conv::k_group);
+  const int64_t group = conv3d::mma_fp64::k_group;
+  pl.group_ch = static_cast<int>(p.out_channels < group ? p.out_channels : group);
   // The last w phase's bases, and the values of the phases before it (phase_order: the phases of
   // one dimension are the same for every block).
   const phase_order w_order = phase_order_of(
@@ -170,15 +170,15 @@ inline plan make_plan(const problem& p, int64_t max_chunk_ci = 0) {
   const int s = static_cast<int>(p.stride);
   const int n_last = w_order.count(s - 1);
   const int n_before = static_cast<int>(w_out) - n_last;
-  const int cap = conv::pass_positions(p.out_channels);
+  const int cap = conv3d::mma_fp64::pass_positions(p.out_channels);
   // First with the split row buffer (the last phase in x's memory), where that phase runs in one
   // position pass; then, if x's memory turns out too small for it, with whole rows in the region.
   bool fits = false;
   for (const bool split : {true, false}) {
     pl.last_into_x = split;
-    pl.n_a = split ? n_before : static_cast<int>(w_out);
-    pl.row_stride = (split && n_last > n_before ? n_last : pl.n_a) | 1;
-    fits = conv::make_geometry(
+    pl.region_row_values = split ? n_before : static_cast<int>(w_out);
+    pl.row_stride = (split && n_last > n_before ? n_last : pl.region_row_values) | 1;
+    fits = conv3d::mma_fp64::make_geometry(
         pl.g, p.batch, p.in_channels, p.out_channels, p.depth, p.height, p.width, p.kernel_size, p.stride, p.padding,
         [&](int tile_h) {
           // A tile whose last phase needs several position passes keeps whole rows in the region.
@@ -195,7 +195,7 @@ inline plan make_plan(const problem& p, int64_t max_chunk_ci = 0) {
           "too large for the stride: one input channel's box (ceil(k/s) x ceil(k/s) lines of about W'/s + "
           "ceil(k/s) fp64 values) must fit in shared memory beside one row of W' outputs; ceil(k/s)",
           (p.kernel_size + p.stride - 1) / p.stride);
-  const conv::geometry& g = pl.g;
+  const conv3d::mma_fp64::geometry& g = pl.g;
   require(g.n_blocks < (int64_t{1} << 31), m, "batch", "too large (blocks of the grid must be < 2^31); blocks",
           g.n_blocks);
   require(g.wt_floats < (int64_t{1} << 31), m, "in_channels*out_channels*kernel_size^3",
@@ -204,17 +204,18 @@ inline plan make_plan(const problem& p, int64_t max_chunk_ci = 0) {
   // The arranged weights, the koff tables, then the persistent program's tile counter.
   pl.workspace_bytes = fb::fused::detail::workspace_bytes_for((g.wt_floats + g.koff_ints + 1) / 2 + 1);
   const std::size_t region = ln_region_bytes(pl.ln_rows, pl.row_stride, pl.w_out);
-  pl.smem_bytes = conv::smem_bytes(g, region);
+  pl.smem_bytes = conv3d::mma_fp64::smem_bytes(g, region);
   // The persistent program: its box must stay clear of the last w phase's rows in x's memory.
   const std::size_t x_rows_bytes =
       pl.last_into_x ? static_cast<std::size_t>(pl.ln_rows) * static_cast<std::size_t>(pl.row_stride) * sizeof(float) : 0;
-  const std::size_t persistent_region_offset = (g.x_bytes + conv::persistent_koff_bytes(g) + 15) / 16 * 16;
-  pl.persistent = conv::persistent_fits(g, x_rows_bytes) &&
-                  conv::smem_tier(persistent_region_offset + region + conv::k_persistent_static_bytes) ==
-                      conv::smem_tier(pl.smem_bytes);
+  const std::size_t persistent_region_offset = (g.x_bytes + conv3d::mma_fp64::persistent_koff_bytes(g) + 15) / 16 * 16;
+  pl.persistent = conv3d::mma_fp64::persistent_fits(g, x_rows_bytes) &&
+                  conv3d::mma_fp64::smem_tier(persistent_region_offset + region +
+                                              conv3d::mma_fp64::k_persistent_static_bytes) ==
+                      conv3d::mma_fp64::smem_tier(pl.smem_bytes);
   if (pl.persistent) {
     pl.g.region_offset = persistent_region_offset;
-    pl.smem_bytes = conv::smem_bytes(pl.g, region);
+    pl.smem_bytes = conv3d::mma_fp64::smem_bytes(pl.g, region);
   }
   pl.rows_own_warp = pl.persistent && rows_stored_by_own_warp(pl.g, pl.last_into_x, pl.group_ch);
   pl.eps = p.eps;
@@ -267,8 +268,9 @@ FB_HOST_DEVICE unsigned* tile_counter(const plan& pl, const args& a) {
 /// one that zeroes the tile counter (the pass after it on the stream counts from 0).
 FB_HOST_DEVICE int64_t arrange_items(const plan& pl) { return pl.g.wt_items + pl.g.koff_ints + 1; }
 FB_HOST_DEVICE void arrange_item(const plan& pl, const args& a, int64_t item) {
-  if (item < pl.g.wt_items) conv::arrange_weights_item(pl.g, a.weight, arranged_weights(a), item);
-  else if (item < pl.g.wt_items + pl.g.koff_ints) conv::arrange_koff_item(pl.g, arranged_koff(pl, a), item - pl.g.wt_items);
+  if (item < pl.g.wt_items) conv3d::mma_fp64::arrange_weights_item(pl.g, a.weight, arranged_weights(a), item);
+  else if (item < pl.g.wt_items + pl.g.koff_ints)
+    conv3d::mma_fp64::arrange_koff_item(pl.g, arranged_koff(pl, a), item - pl.g.wt_items);
   else *tile_counter(pl, a) = 0;
 }
 
@@ -401,20 +403,20 @@ FB_HOST_DEVICE void add_to_partials(shifted_sums (&p)[4], const float* v, int n,
   if (j + 2 < n) p[2] = term(v[j + 2], p[2]);
 }
 
-/// The same over the row a[0..n_a) followed by b[0..n_b): value j of the row goes to partial j % 4
-/// (b's first value to partial n_a % 4: the partials are rotated around it), the partials then
+/// The same over the row a[0..region_row_values) followed by b[0..n_b): value j of the row goes to partial j % 4
+/// (b's first value to partial region_row_values % 4: the partials are rotated around it), the partials then
 /// combined as (0 + 1) + (2 + 3).
 template <class Term>
-FB_HOST_DEVICE shifted_sums row_sums(const float* a, int n_a, const float* b, int n_b, const Term& term) {
+FB_HOST_DEVICE shifted_sums row_sums(const float* a, int region_row_values, const float* b, int n_b, const Term& term) {
   shifted_sums p[4] = {};
-  add_to_partials(p, a, n_a, term);
-  rotate_partials(p, n_a % 4);
+  add_to_partials(p, a, region_row_values, term);
+  rotate_partials(p, region_row_values % 4);
   add_to_partials(p, b, n_b, term);
-  rotate_partials(p, (4 - n_a % 4) % 4);
+  rotate_partials(p, (4 - region_row_values % 4) % 4);
   return add_sums(add_sums(p[0], p[1]), add_sums(p[2], p[3]));
 }
 
-/// The statistics of a row of n = n_a + n_b fp32 values, a[0..n_a) then b[0..n_b), in one pass:
+/// The statistics of a row of n = region_row_values + n_b fp32 values, a[0..region_row_values) then b[0..n_b), in one pass:
 /// with c the row's first value, d = y - c (fp64: exact unless the two magnitudes are more than 2^29
 /// apart), S1 = sum d and S2 = sum d^2 (fp64, 4 interleaved partial sums each: row_sums); then
 /// mean = c + S1/n and the biased variance (S2 - S1 (S1/n)) / n (one fused multiply-add), 1/sqrt(var
@@ -427,11 +429,11 @@ FB_HOST_DEVICE shifted_sums row_sums(const float* a, int n_a, const float* b, in
 /// mean pass and a centred pass: the fp64 operations per value are the same three, but each thread
 /// reads its row once and its dependency chains are half as long (the kernel -1.9% on an H100, -2.5%
 /// on an H200, outputs bitwise equal in the probe's sample).
-FB_HOST_DEVICE row_norm row_moments(const float* a, int n_a, const float* b, int n_b, double eps) {
-  const int n = n_a + n_b;
+FB_HOST_DEVICE row_norm row_moments(const float* a, int region_row_values, const float* b, int n_b, double eps) {
+  const int n = region_row_values + n_b;
   const double inv_n = 1.0 / static_cast<double>(n);
-  const double c = static_cast<double>(n_a > 0 ? a[0] : b[0]);
-  const shifted_sums s = row_sums(a, n_a, b, n_b, [c](float v, const shifted_sums& acc) {
+  const double c = static_cast<double>(region_row_values > 0 ? a[0] : b[0]);
+  const shifted_sums s = row_sums(a, region_row_values, b, n_b, [c](float v, const shifted_sums& acc) {
     const double d = sub64(static_cast<double>(v), c);
     return shifted_sums{add64(acc.s1, d), fma(d, d, acc.s2)};
   });
@@ -444,7 +446,7 @@ FB_HOST_DEVICE row_norm row_moments(const float* a, int n_a, const float* b, int
 /// The same for n contiguous floats.
 FB_HOST_DEVICE row_norm row_moments(const float* row, int n, double eps) { return row_moments(row, n, row, 0, eps); }
 
-/// The pass's policy (convt3d_mma::conv_block). Region: columns [w_out] ln_column, their places
+/// The pass's policy (conv3d::mma_fp64::conv_block). Region: columns [w_out] ln_column, their places
 /// in the row buffer [w_out] int (padded to 16 bytes), then rows [ln_rows][row_stride] fp32, each
 /// phase-major (phase_offset); with last_into_x the last w phase's values in x's memory, rows
 /// [ln_rows][row_stride]. LayerNorm row r = h row x group_ch + channel of the block.
@@ -481,19 +483,19 @@ struct ln_policy {
   /// Why from the region where staged: a global load per channel and pass, with its branch, cost
   /// 2% of #34's default (NOTES, 2026-11-29).
   template <class W, class State>
-  FB_HOST_DEVICE void start_accumulators(const W& w, State& st, const conv::block_pos& bp, int warp,
+  FB_HOST_DEVICE void start_accumulators(const W& w, State& st, const conv3d::mma_fp64::block_pos& bp, int warp,
                                          unsigned char* region) const {
     const int warp_col = warp % pl.g.warp_cols;
-    const double* staged = biases_staged ? biases(region) + bp.ch0 : nullptr;
+    const double* staged = biases_staged ? biases(region) + bp.first_channel : nullptr;
     for (int l = 0; l < W::k_lanes; ++l)
       FB_UNROLL
-      for (int nt = 0; nt < conv::k_nt; ++nt)
+      for (int nt = 0; nt < conv3d::mma_fp64::k_nt; ++nt)
         FB_UNROLL
         for (int e = 0; e < 2; ++e) {  // C values e and 2 + e: the same channel (rows g and g + 8)
-          const int ch = conv::tile_channel(warp_col, nt, w.lane(l), e);
-          const double bias = staged != nullptr ? staged[ch] : conv_bias(bp.ch0 + ch);
+          const int ch = conv3d::mma_fp64::tile_channel(warp_col, nt, w.lane(l), e);
+          const double bias = staged != nullptr ? staged[ch] : conv_bias(bp.first_channel + ch);
           FB_UNROLL
-          for (int mt = 0; mt < conv::k_mt; ++mt) {
+          for (int mt = 0; mt < conv3d::mma_fp64::k_mt; ++mt) {
             st.acc[mt][nt][l][e] = bias;
             st.acc[mt][nt][l][2 + e] = bias;
           }
@@ -505,27 +507,28 @@ struct ln_policy {
   /// phase), rounded once. Positions are worked out once per fragment row (2 per m tile), not per
   /// value.
   template <class W, class State>
-  FB_HOST_DEVICE void store(const W& w, const State& st, const conv::block_pos& bp, const conv::pass_pos& pp, int warp,
+  FB_HOST_DEVICE void store(const W& w, const State& st, const conv3d::mma_fp64::block_pos& bp,
+                            const conv3d::mma_fp64::pass_pos& pp, int warp,
                             unsigned char* region, unsigned char* x_area) const {
-    const conv::geometry& g = pl.g;
+    const conv3d::mma_fp64::geometry& g = pl.g;
     const int warp_row = warp / g.warp_cols, warp_col = warp % g.warp_cols;
     // x_area: the last pass of a last_into_x plan (conv_block), the last w phase's own rows.
     float* buf = x_area != nullptr ? reinterpret_cast<float*>(x_area) : rows(region) + phase_offset(g, pp.rw);
     const int stride = pl.row_stride;
     FB_UNROLL
-    for (int mt = 0; mt < conv::k_mt; ++mt)
+    for (int mt = 0; mt < conv3d::mma_fp64::k_mt; ++mt)
       for (int l = 0; l < W::k_lanes; ++l)
         FB_UNROLL
         for (int h = 0; h < 2; ++h) {  // C values 2h and 2h + 1: fragment row g + 8h
-          const int m = conv::tile_position(warp_row, mt, w.lane(l), 2 * h);
+          const int m = conv3d::mma_fp64::tile_position(warp_row, mt, w.lane(l), 2 * h);
           if (m >= pp.n) continue;
           const int pos = pp.m0 + m;
           float* at = buf + (pos / pp.n_qw) * pl.group_ch * stride + pos % pp.n_qw;
           FB_UNROLL
-          for (int nt = 0; nt < conv::k_nt; ++nt)
+          for (int nt = 0; nt < conv3d::mma_fp64::k_nt; ++nt)
             FB_UNROLL
             for (int e = 0; e < 2; ++e) {
-              const int ch = conv::tile_channel(warp_col, nt, w.lane(l), 2 * h + e);
+              const int ch = conv3d::mma_fp64::tile_channel(warp_col, nt, w.lane(l), 2 * h + e);
               if (ch < bp.n_ch) at[ch * stride] = static_cast<float>(st.acc[mt][nt][l][2 * h + e]);
             }
         }
@@ -537,7 +540,7 @@ struct ln_policy {
   /// (phase_offset); x_area is the staged x's memory, where a split row's second segment lies.
   template <class Exec>
   FB_HOST_DEVICE void setup_columns(Exec& ex, unsigned char* region, unsigned char* x_area) const {
-    const conv::geometry& g = pl.g;
+    const conv3d::mma_fp64::geometry& g = pl.g;
     const int n = static_cast<int>(pl.w_out);
     const int s = g.s[2], p = static_cast<int>(g.dim[2].p);
     ln_column* cols = columns(region);
@@ -546,16 +549,16 @@ struct ln_policy {
     int* place = places(region);
     // From a row's first segment to its second (the same for every row: equal strides).
     const int to_b =
-        pl.last_into_x ? static_cast<int>(reinterpret_cast<const float*>(x_area) - rows(region)) - pl.n_a : 0;
+        pl.last_into_x ? static_cast<int>(reinterpret_cast<const float*>(x_area) - rows(region)) - pl.region_row_values : 0;
     ex.threads([&](int tid) {
-      for (int ow = tid; ow < n; ow += conv::k_threads) {
+      for (int ow = tid; ow < n; ow += conv3d::mma_fp64::k_threads) {
         const int rw = (ow + p) % s, qw = (ow + p) / s;
         const int j = phase_offset(g, rw) + (qw - g.order[2].first_base(rw));  // in the phase-major row
-        place[ow] = j < pl.n_a ? j : j + to_b;
+        place[ow] = j < pl.region_row_values ? j : j + to_b;
         cols[ow].gamma = static_cast<double>(fb::fused::load_ro(a.gamma + ow));
         cols[ow].beta = static_cast<double>(fb::fused::load_ro(a.beta + ow));
       }
-      for (int ch = tid; ch < n_bias; ch += conv::k_threads)  // channel ch (C_out == W'), 0 past C_out
+      for (int ch = tid; ch < n_bias; ch += conv3d::mma_fp64::k_threads)  // channel ch (C_out == W'), 0 past C_out
         bias[ch] = conv_bias(ch);
     });
   }
@@ -565,9 +568,9 @@ struct ln_policy {
   /// where W' is a multiple of 4 (each thread's 64 values are independent chains: the GELU's
   /// latency overlaps).
   template <class Exec>
-  FB_HOST_DEVICE void finish_rows(Exec& ex, const conv::block_pos& bp, unsigned char* region,
+  FB_HOST_DEVICE void finish_rows(Exec& ex, const conv3d::mma_fp64::block_pos& bp, unsigned char* region,
                                   unsigned char* x_area) const {
-    const conv::geometry& g = pl.g;
+    const conv3d::mma_fp64::geometry& g = pl.g;
     const int n = static_cast<int>(pl.w_out);
     const ln_column* cols = columns(region);
     const int* place = places(region);
@@ -578,13 +581,14 @@ struct ln_policy {
     // Rows are n_out == W' floats apart: 16-byte aligned where W' is a multiple of 4 and out is.
     const bool by_four = n % 4 == 0 && reinterpret_cast<std::uintptr_t>(a.out) % 16 == 0;
     ex.threads([&](int tid) {
-      for (int r = tid; r < bp.rows * pl.group_ch; r += conv::k_threads) {
+      for (int r = tid; r < bp.rows * pl.group_ch; r += conv3d::mma_fp64::k_threads) {
         const int row = r / pl.group_ch, ch = r % pl.group_ch;
         if (ch >= bp.n_ch) continue;
         const float* src = rows_a + r * pl.row_stride;
-        const row_norm rn = row_moments(src, pl.n_a, rows_b + r * pl.row_stride, n - pl.n_a, pl.eps);
+        const row_norm rn =
+            row_moments(src, pl.region_row_values, rows_b + r * pl.row_stride, n - pl.region_row_values, pl.eps);
         const int64_t oh = static_cast<int64_t>(bp.qh0 + row) * g.s[1] + bp.rh - g.dim[1].p;
-        float* dst = a.out + (((static_cast<int64_t>(bp.b) * g.c_out + bp.ch0 + ch) * g.dim[0].n_out + od) *
+        float* dst = a.out + (((static_cast<int64_t>(bp.b) * g.c_out + bp.first_channel + ch) * g.dim[0].n_out + od) *
                                   g.dim[1].n_out + oh) * g.dim[2].n_out;
         if (by_four) {
 #if defined(__CUDA_ARCH__)
@@ -592,7 +596,7 @@ struct ln_policy {
 #endif
           for (int ow = 0; ow < n; ow += 4) {
             int at[4];
-            conv::load_i4(place + ow, at);  // 16-byte aligned: places start 16-byte aligned, W' % 4 == 0
+            conv3d::mma_fp64::load_i4(place + ow, at);  // 16-byte aligned: places start 16-byte aligned, W' % 4 == 0
             float v[4];
             FB_UNROLL
             for (int i = 0; i < 4; ++i) {
@@ -611,7 +615,8 @@ struct ln_policy {
 
   /// conv_block's end: the columns, a barrier, the rows.
   template <class Exec>
-  FB_HOST_DEVICE void finish(Exec& ex, const conv::block_pos& bp, unsigned char* region, unsigned char* x_area) const {
+  FB_HOST_DEVICE void finish(Exec& ex, const conv3d::mma_fp64::block_pos& bp, unsigned char* region,
+                             unsigned char* x_area) const {
     setup_columns(ex, region, x_area);
     ex.sync();
     finish_rows(ex, bp, region, x_area);
@@ -622,14 +627,14 @@ struct ln_policy {
 template <class Exec>
 FB_HOST_DEVICE void pass_block(Exec& ex, const plan& pl, const args& a, int64_t block, unsigned char* smem) {
   const ln_policy pol{pl, a, pl.last_into_x, false, false};
-  conv::conv_block(ex, pl.g, a.x, arranged_weights(a), arranged_koff(pl, a), block, smem, pol);
+  conv3d::mma_fp64::conv_block(ex, pl.g, a.x, arranged_weights(a), arranged_koff(pl, a), block, smem, pol);
 }
 
 /// The persistent program of the pass (plan::persistent), in shared memory `smem`.
 template <class Exec>
 FB_HOST_DEVICE void persistent_program(Exec& ex, const plan& pl, const args& a, unsigned char* smem) {
   const ln_policy pol{pl, a, pl.last_into_x, pl.rows_own_warp, true};
-  conv::conv_persistent(ex, pl.g, a.x, arranged_weights(a), arranged_koff(pl, a), smem, pol);
+  conv3d::mma_fp64::conv_persistent(ex, pl.g, a.x, arranged_weights(a), arranged_koff(pl, a), smem, pol);
 }
 
 /// The host executor on a plan (run_host validates the pointers and calls it; tests call it with a

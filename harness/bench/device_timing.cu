@@ -75,17 +75,17 @@ constexpr int mma_chains = 4;  // independent accumulator tiles per warp: the MM
 // of 4 warps per SM (74 registers, no spills; 8 would spill): 96 MMA chains per SM, so that the
 // measured peak is the units' own (one below it would flag fast, correct kernels IMPOSSIBLE).
 __global__ void __launch_bounds__(128, 6) dmma_kernel(double* out, int iterations) {
-  double a[1][fb::fused::mma::k_a_regs], b[1][fb::fused::mma::k_b_regs], d[mma_chains][1][fb::fused::mma::k_c_regs];
+  double a[1][fb::fused::arch::mma::k_a_regs], b[1][fb::fused::arch::mma::k_b_regs], d[mma_chains][1][fb::fused::arch::mma::k_c_regs];
 #pragma unroll
-  for (int v = 0; v < fb::fused::mma::k_a_regs; ++v) a[0][v] = 1e-3 * (threadIdx.x + v);
+  for (int v = 0; v < fb::fused::arch::mma::k_a_regs; ++v) a[0][v] = 1e-3 * (threadIdx.x + v);
 #pragma unroll
-  for (int v = 0; v < fb::fused::mma::k_b_regs; ++v) b[0][v] = 0.5 - 1e-3 * v;
+  for (int v = 0; v < fb::fused::arch::mma::k_b_regs; ++v) b[0][v] = 0.5 - 1e-3 * v;
 #pragma unroll
   for (int c = 0; c < mma_chains; ++c)
 #pragma unroll
-    for (int v = 0; v < fb::fused::mma::k_c_regs; ++v) d[c][0][v] = c + v;
+    for (int v = 0; v < fb::fused::arch::mma::k_c_regs; ++v) d[c][0][v] = c + v;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const fb::fused::mma::device_lane lane{static_cast<int>(threadIdx.x % 32)};
+  const fb::fused::arch::mma::device_lane lane{static_cast<int>(threadIdx.x % 32)};
 #pragma unroll 4
   for (int i = 0; i < iterations; ++i) {
 #pragma unroll
@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(128, 6) dmma_kernel(double* out, int iteration
 #pragma unroll
   for (int c = 0; c < mma_chains; ++c)
 #pragma unroll
-    for (int v = 0; v < fb::fused::mma::k_c_regs; ++v) sum += d[c][0][v];
+    for (int v = 0; v < fb::fused::arch::mma::k_c_regs; ++v) sum += d[c][0][v];
   out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }
 
@@ -365,7 +365,7 @@ double measure_fp64_mma_peak(fused::stream_t stream) {
   FB_CUDA_CHECK(cudaMalloc(&out, static_cast<std::size_t>(blocks) * threads * sizeof(double)));
   try {
     const double warps = static_cast<double>(blocks) * threads / 32;
-    const double flop_per_mma = 2.0 * fb::fused::mma::k_m * fb::fused::mma::k_n * fb::fused::mma::k_k;
+    const double flop_per_mma = 2.0 * fb::fused::arch::mma::k_m * fb::fused::arch::mma::k_n * fb::fused::arch::mma::k_k;
     const double rate = calibrated_rate(stream, flop_per_mma * mma_chains * warps, [&](int iterations) {
       dmma_kernel<<<blocks, threads, 0, stream>>>(out, iterations);
     });

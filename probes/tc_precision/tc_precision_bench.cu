@@ -325,7 +325,7 @@ struct scheme_result {
 // double sum. If the first matches bitwise, #34's host executor and kernel agree bitwise on y too.
 // ---------------------------------------------------------------------------------------------
 __global__ void dmma_order_kernel(const double* A, const double* B, const double* C, double* D) {
-  namespace mma = fb::fused::mma;
+  namespace mma = fb::fused::arch::mma;
   const int tile = blockIdx.x, lane = threadIdx.x;
   const double* a = A + static_cast<size_t>(tile) * 16 * 16;
   const double* b = B + static_cast<size_t>(tile) * 16 * 8;
@@ -342,7 +342,7 @@ __global__ void dmma_order_kernel(const double* A, const double* B, const double
 /// "fp32 products": fp32 values, exact products, as #34). Returns the elements that differ from the
 /// FMA-chain emulation.
 size_t order_check(rng_t& rng, bool fp32_operands, int tiles) {
-  namespace mma = fb::fused::mma;
+  namespace mma = fb::fused::arch::mma;
   std::vector<double> A(static_cast<size_t>(tiles) * 256), B(static_cast<size_t>(tiles) * 128),
       C(static_cast<size_t>(tiles) * 128), D(C.size());
   auto draw = [&] {

@@ -19,7 +19,7 @@
 namespace fb::boundary::convt3d_ln_gelu_scale {
 
 namespace lgs = fb::fused::convt3d_ln_gelu_scale;
-namespace conv = fb::fused::convt3d_mma;
+namespace conv = fb::fused::conv3d::mma_fp64;
 
 struct boundary_case {
   std::string note;
@@ -100,7 +100,7 @@ inline std::vector<std::string> reached(const lgs::problem& p, const device_limi
   r.add("row=128", pl.w_out == lgs::detail::k_max_row);
   r.add("row=1", pl.w_out == 1);
   r.add("rows_split", pl.last_into_x);
-  r.add("rows_split_unaligned", pl.last_into_x && pl.n_a % 4 != 0);
+  r.add("rows_split_unaligned", pl.last_into_x && pl.region_row_values % 4 != 0);
   r.add("rows_whole", !pl.last_into_x);
   r.add("three_blocks_per_sm", pl.smem_bytes <= conv::k_smem_three_per_sm_bytes);
   return r.take();
