@@ -831,6 +831,16 @@ void run_points(const std::vector<bench_point>& points, const bench_settings& se
     if (!p.merged_labels.empty())
       fmt::print(log, "bench: {}: {} scale to the same config as \"{}\"; timed once, as \"{}\"\n", p.model->id,
                  fmt::format("\"{}\"", fmt::join(p.merged_labels, "\", \"")), p.label, p.label);
+  // Stopped before the first case (the plug-ins were loading): nothing is measured, and the file
+  // says so with 0 cases.
+  if (const int signal = settings.stop_signal ? settings.stop_signal() : 0; signal != 0) {
+    const final_writes_guard writing;
+    summary.interrupted_by = signal;
+    const std::string before_any_case =
+        fmt::format("interrupted by {} after 0 of {} cases", signal_name(signal), summary.planned);
+    writer.mark_incomplete(before_any_case);
+    return;
+  }
   // A shard that holds no config (more shards than configs) has nothing to measure a floor for.
   const device_calibration calibration = settings.calibration ? *settings.calibration
                                          : points.empty()     ? device_calibration{}
@@ -859,6 +869,7 @@ void run_points(const std::vector<bench_point>& points, const bench_settings& se
       if (std::optional<case_plan> plan = run_point(ctx, point)) timed.push_back(std::move(*plan));
     if (settings.peers.enabled) run_peer_stage(ctx, timed);
   } catch (const run_interrupted& stop) {
+    const final_writes_guard writing;  // the file is marked incomplete whatever Ctrl-C comes now
     prog.finish();
     summary.interrupted_by = stop.get_signal();
     writer.mark_incomplete(fmt::format("interrupted by {} after {} of {} cases", signal_name(stop.get_signal()),

@@ -640,6 +640,7 @@ void run_bundle(verify_run& run, const std::string& path, const loaded_bundle& b
              meta.mismatches.empty() ? "" : meta.mismatches.dump());
   for (const verify_target& target : verify_targets(model, run.device)) {
     if (target.candidate.name != meta.implementation) continue;
+    if (run.stop_requested(0, 1)) return;  // stopped before its one case: written with none
     if (target.is_reference) {
       check_reference(run, model, target, 0, recipe, c.first);
       return;
@@ -825,6 +826,11 @@ void require_only_exists(const verify_options& opt, const std::vector<const mode
 
 int run(const options& opt) {
   validate(opt);
+  // From here on SIGINT (Ctrl-C) and SIGTERM (a time box) stop the run after its current case: the
+  // finished cases are kept, the table printed, --json and --junit written and marked incomplete,
+  // and the exit status is 128 + the signal (130, 143), as bench does. Made before the plug-ins load
+  // and the plan is made: a signal before the first case writes the files with 0 cases.
+  const interrupt_guard stop_after_case;
   plugin::load_plugins(plugin::plugin_paths(opt.plugins));
   std::optional<json> given;
   if (!opt.config.empty()) given = read_config_argument(opt.config);
@@ -864,10 +870,6 @@ int run(const options& opt) {
   if (!opt.json_out.empty()) require_writable_file(opt.json_out, "--json");
   if (!opt.junit_out.empty()) require_writable_file(opt.junit_out, "--junit");
 
-  // From here on SIGINT (Ctrl-C) and SIGTERM (a time box) stop the run after its current case: the
-  // finished cases are kept, the table printed, --json and --junit written and marked incomplete,
-  // and the exit status is 128 + the signal (130, 143), as bench does.
-  const interrupt_guard stop_after_case;
   verify_run run{opt, device, checks, {}, isatty(fileno(stderr)) != 0};
   if (!opt.case_stream.empty()) {
     run.stream = std::make_unique<std::ofstream>(opt.case_stream, std::ios::app);
@@ -944,6 +946,7 @@ int run(const options& opt) {
   // The table and verdict go to stdout, unless an output is "-" (stdout): then to stderr, so that
   // stdout holds the JSON or the XML alone.
   std::ostream& human = opt.json_out == "-" || opt.junit_out == "-" ? std::cerr : std::cout;
+  const final_writes_guard writing;  // no Ctrl-C cuts the table, the files or `-`'s stdout short
   print_verify_table(run.report, human, opt.wide);
   if (!opt.json_out.empty()) write_output(opt.json_out, verify_report_to_json(run.report).dump(2) + "\n");
   if (!opt.junit_out.empty()) {
