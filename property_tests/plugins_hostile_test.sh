@@ -177,6 +177,29 @@ if want cuda_only; then
   rc=$?
   check "a plug-in of model 44 in a run of model 15: exit 1 (got $rc)" test "$rc" -eq 1
   check "and says it judged nothing" grep -q "plugin:mul_gap_border_sums judged nothing in this run" <<<"$out"
+  # bench likewise: the CUDA-only plug-in's row is listed not run with its reason, the run exits 1.
+  cfg='{"model": "44", "label": "tiny", "config": {"in_channels":3,"out_channels":4,"kernel_size":3,"stride":2,"padding":1,"output_padding":1,"multiplier":0.5,"batch_size":2,"height":8,"width":8}}'
+  "$fb" bench --device cpu --config "$cfg" --time-cap 0.05 --min-samples 3 --out "$tmp/bc" \
+    --plugin "$dir/libhostile_cuda_only.so" >"$tmp/bc.out" 2>"$tmp/bc.err"
+  rc=$?
+  check "bench, CUDA-only plug-in on cpu: exit 1 (got $rc)" test "$rc" -eq 1
+  check "bench, CUDA-only plug-in on cpu: a complete file, its row not run with the reason" python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+c=[c for c in d["cases"] if c["implementation"]=="plugin:hostile_cuda_only"]
+sys.exit(not d["complete"] or len(c)!=1 or c[0]["outcome"]!="not_run"
+         or c[0]["message"]!="plugin:hostile_cuda_only runs on cuda only; this run is on cpu"
+         or d["environment"]["plugins"]!=["plugin:hostile_cuda_only"])' "$tmp/bc/results.json"
+  check "bench, CUDA-only plug-in on cpu: the reason is shown as it is skipped" \
+    grep -q "not run: .*plugin:hostile_cuda_only: plugin:hostile_cuda_only runs on cuda only; this run is on cpu" "$tmp/bc.err"
+  check "bench, CUDA-only plug-in on cpu: says it judged nothing" \
+    grep -q "^bench: plugin:hostile_cuda_only judged nothing in this run" "$tmp/bc.out"
+  cfg15='{"model": "15", "label": "tiny", "config": {"in_channels":2,"out_channels":3,"kernel_size":3,"stride":2,"padding":1,"batch_size":1,"depth":4,"height":4,"width":4}}'
+  "$fb" bench --device cpu --config "$cfg15" --time-cap 0.05 --min-samples 3 --out "$tmp/b15" --plugin "$correct" \
+    >"$tmp/b15.out" 2>"$tmp/b15.err"
+  rc=$?
+  check "bench: a plug-in of model 44 in a run of model 15: exit 1 (got $rc: $(grep -m1 -i error "$tmp/b15.err"))" \
+    test "$rc" -eq 1
+  check "bench: and says it judged nothing" grep -q "^bench: plugin:mul_gap_border_sums judged nothing in this run" "$tmp/b15.out"
 fi
 
 if want init; then
@@ -218,6 +241,23 @@ if want merge; then
   check "shards with different plug-ins: one line naming the plug-ins ($e)" \
     test "$(wc -l <<<"$e")" -eq 1 -a -n "$(grep plugins <<<"$e")"
   check "shards with different plug-ins: nothing written" test ! -e "$tmp/m2.json"
+  # bench shards record their plug-in set: the same set merges, a different one is refused.
+  two='[{"model": "44", "label": "a", "config": {"in_channels":3,"out_channels":4,"kernel_size":3,"stride":2,"padding":1,"output_padding":1,"multiplier":0.5,"batch_size":2,"height":8,"width":8}},
+        {"model": "44", "label": "b", "config": {"in_channels":4,"out_channels":4,"kernel_size":3,"stride":2,"padding":1,"output_padding":1,"multiplier":0.5,"batch_size":1,"height":8,"width":8}}]'
+  bfast=(--device cpu --config "$two" --time-cap 0.05 --min-samples 3)
+  "$fb" bench "${bfast[@]}" --shard 1/2 --out "$tmp/bs1" --plugin "$correct" >/dev/null 2>&1
+  "$fb" bench "${bfast[@]}" --shard 2/2 --out "$tmp/bs2" --plugin "$correct" >/dev/null 2>&1
+  "$fb" bench "${bfast[@]}" --shard 2/2 --out "$tmp/bs2none" >/dev/null 2>&1
+  "$fb" merge "$tmp/bs1" "$tmp/bs2" --out "$tmp/bm.json" >/dev/null 2>"$tmp/bm.err"
+  rc=$?
+  check "bench shards with the same plug-in: merge exits 0 (got $rc: $(head -c 300 "$tmp/bm.err"))" test "$rc" -eq 0
+  check "and the merged file names the plug-in" grep -q '"plugin:mul_gap_border_sums"' "$tmp/bm.json"
+  e=$("$fb" merge "$tmp/bs1" "$tmp/bs2none" --out "$tmp/bm2.json" 2>&1 >/dev/null)
+  rc=$?
+  check "bench shards with different plug-ins: refused, exit 2 (got $rc)" test "$rc" -eq 2
+  check "bench shards with different plug-ins: one line naming the plug-ins ($e)" \
+    test "$(wc -l <<<"$e")" -eq 1 -a -n "$(grep environment.plugins <<<"$e")"
+  check "bench shards with different plug-ins: nothing written" test ! -e "$tmp/bm2.json"
 fi
 
 if want quoting; then

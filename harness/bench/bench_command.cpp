@@ -129,7 +129,7 @@ int run_on_devices(const bench_options& opt, const std::vector<fan_out::device_s
     return 128 + fanned.interrupted_by;
   }
   if (status != exit_ok || !merged.status.complete) return exit_failure;
-  return summary.failing > 0 || summary.impossible > 0 ? exit_failure : exit_ok;
+  return summary.failing > 0 || summary.impossible > 0 || !summary.unjudged_plugins.empty() ? exit_failure : exit_ok;
 }
 
 }  // namespace
@@ -234,7 +234,7 @@ int run_command(const command_options& opt) {
                kept_note(summary.results_path));
     return 128 + summary.interrupted_by;  // the shell's convention for "killed by this signal"
   }
-  return summary.failing > 0 || summary.impossible > 0 ? exit_failure : exit_ok;
+  return summary.failing > 0 || summary.impossible > 0 || !summary.unjudged_plugins.empty() ? exit_failure : exit_ok;
 }
 
 
