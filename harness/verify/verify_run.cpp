@@ -25,6 +25,7 @@
 #include "harness/detail/remove_tree.h"
 #include "harness/device/device.h"
 #include "harness/fan_out/fan_out.h"
+#include "harness/format/live_line.h"
 #include "harness/format/shell_quote.h"
 #include "harness/model/registry.h"
 #include "harness/plugin/plugin_loader.h"
@@ -223,7 +224,7 @@ struct verify_run {
   /// Prints the held verdicts' failure lines and adds them to the report.
   void commit_pending() {
     for (const held_verdict& v : pending) {
-      if (!v.line.empty()) fmt::print(stderr, "{}{}\n", tty ? "\r" : "", v.line);
+      if (!v.line.empty()) fmt::print(stderr, "{}{}\n", tty ? format::cleared_line : "", v.line);
       report.add(v.rec, v.r, v.against);
       // Written through at once: the verdicts before a crash reach the parent (run_isolated).
       if (stream) *stream << verdict_to_json(v.rec, v.r).dump() << std::endl;
@@ -559,8 +560,9 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
       if (run.tty || done == total || done % std::max(1, total / 10) == 0 ||
           elapsed - last_progress >= fan_out::progress_interval_seconds()) {
         last_progress = elapsed;
-        fmt::print(stderr, "{}[{}/{}] {} case {}  elapsed {:.0f}s  eta {:.0f}s  failures {}{}", run.tty ? "\r" : "", done,
-                   total, model->id, i, elapsed, elapsed / done * (total - done), failures, run.tty ? "" : "\n");
+        const std::string line = fmt::format("[{}/{}] {} case {}  elapsed {:.0f}s  eta {:.0f}s  failures {}", done, total,
+                                             model->id, i, elapsed, elapsed / done * (total - done), failures);
+        fmt::print(stderr, "{}", run.tty ? format::redrawn_line(line) : line + "\n");
       }
     }
     for (const verify_target& target : isolated_targets(opt, *model, run.device)) {
@@ -573,7 +575,7 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
                                              model->id, opt.inputs.empty() ? "all" : opt.inputs,
                                              opt.params.empty() ? "both regimes of" : opt.params));
   }
-  if (run.tty) fmt::print(stderr, "\n");
+  if (run.tty) fmt::print(stderr, "{}", format::cleared_line);  // the table follows on a clean line
 }
 
 /// One given config (--config), with `cases` seeds, or exactly the --case-seed; or a user's tensors.
