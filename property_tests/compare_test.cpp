@@ -237,6 +237,39 @@ TEST_F(compare_files, a_peer_is_information_even_under_all_impls) {
     }
 }
 
+TEST_F(compare_files, the_headline_counts_only_what_can_fail_the_comparison) {
+  // Issue 40: the fused case is unchanged; the reference got slower and lost a config, a peer got
+  // slower. None of those can fail the comparison, so none is in the headline or a gap line; they
+  // are counted on the information line.
+  const auto t = [](double median, std::uint64_t seed) { return timings(median, 0.01, seed); };
+  const auto base = run_of({timed_case("ref", t(1e-3, 1)), timed_case("ref", t(1e-3, 2), outcome::passed, "batch x2"),
+                            timed_case("peer:eager", t(1e-3, 3)), timed_case("fused_cuda", t(1e-3, 4))});
+  const auto cur = run_of({timed_case("ref", t(1.3e-3, 5)), timed_case("peer:eager", t(1.3e-3, 6)),
+                           timed_case("fused_cuda", t(1e-3, 7))});
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(run(base, cur), 0);
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("no regression: 0 faster, 1 same, 0 undecided, 0 fixed, 0 failing, 0 missing, 0 new of 1 case "
+                     "under test (alpha 0.01, min effect 5%)\n"
+                     "information, never failing the comparison (references without --all-impls, peers): 2 slower, 0 "
+                     "faster, 0 same, 0 undecided, 0 fixed, 0 failing, 1 missing, 0 new of 3 cases\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("missing from CUR"), std::string::npos) << out;  // no gap line: nothing gated is missing
+  // --all-impls gates the references: the same changes are then a regression in the headline.
+  cli::compare_options all;
+  all.all_impls = true;
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(run(base, cur, all), 1);
+  const std::string gated = testing::internal::GetCapturedStdout();
+  EXPECT_NE(gated.find("REGRESSION: 1 slower, 0 newly failing; 0 faster, 1 same, 0 undecided, 0 fixed, 0 failing, 1 "
+                       "missing, 0 new of 3 cases under test"),
+            std::string::npos)
+      << gated;
+  EXPECT_NE(gated.find("information, never failing the comparison (peers): 1 slower"), std::string::npos) << gated;
+  EXPECT_NE(gated.find("1 case of BASE"), std::string::npos) << gated;
+}
+
 TEST(compare, an_implementation_the_run_cannot_have_is_not_a_failure) {
   // ref_tf32 on a CPU run: not_supported on both sides, and in a CUR only.
   const auto c = only_case(run_of({timed_case("ref_tf32", {}, outcome::not_supported)}),
@@ -275,7 +308,12 @@ TEST_F(compare_files, out_file_gets_the_table_and_summary) {
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_NE(text.str().find("| convt2d_mul_gap/default/ref |"), std::string::npos);
-  EXPECT_NE(text.str().find("no regression: 0 faster, 1 same"), std::string::npos) << text.str();
+  // A reference alone: nothing under test, its "same" counted as information (issue 40).
+  EXPECT_NE(text.str().find("no regression: 0 faster, 0 same, 0 undecided, 0 fixed, 0 failing, 0 missing, 0 new of 0 "
+                            "cases under test"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("peers): 0 slower, 0 faster, 1 same"), std::string::npos) << text.str();
 }
 
 TEST_F(compare_files, bad_files_exit_2_with_one_clear_line) {
@@ -351,7 +389,15 @@ class compare_baseline : public compare_files {
 TEST_F(compare_baseline, the_baseline_against_itself_passes) {
   const result r = run_against(baseline_json());
   EXPECT_EQ(r.code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("no regression: 0 faster, 63 same, 0 undecided"), std::string::npos) << r.out;
+  // The headline counts what can fail (its 11 fused cases); the references are information apart.
+  EXPECT_NE(r.out.find("no regression: 0 faster, 11 same, 0 undecided, 0 fixed, 0 failing, 0 missing, 0 new of 11 "
+                       "cases under test"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\ninformation, never failing the comparison (references without --all-impls, peers): 0 slower, "
+                       "0 faster, 52 same"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(compare_baseline, a_cur_without_cases_fails_naming_what_is_missing) {
@@ -360,9 +406,14 @@ TEST_F(compare_baseline, a_cur_without_cases_fails_naming_what_is_missing) {
   const result r = run_against(doc);
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("FAIL: no slower case found, but CUR"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("63 cases of BASE (" + baseline.string() + ") missing from CUR"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("convt3d_bn_sub/default/ref, convt3d_bn_sub/default/ref_tf32"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("and 58 more (a failure; --allow-missing accepts them)"), std::string::npos) << r.out;
+  // Named: the 11 fused cases, whose absence fails the comparison; the 52 references' are counted as information.
+  EXPECT_NE(r.out.find("11 cases of BASE (" + baseline.string() + ") missing from CUR"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("convt2d_gap_bias_lse/default/fused_cuda, convt2d_gap_bias_lse/batch x0.125/fused_cuda"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("and 6 more (a failure; --allow-missing accepts them)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 failing, 52 missing, 0 new of 52 cases"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("/ref,"), std::string::npos) << r.out;
 
   cli::compare_options allow;
   allow.allow_missing = true;
@@ -373,14 +424,17 @@ TEST_F(compare_baseline, a_cur_without_cases_fails_naming_what_is_missing) {
 
 TEST_F(compare_baseline, a_cur_truncated_to_half_fails) {
   nlohmann::json doc = baseline_json();
-  const nlohmann::json first_gone = doc["cases"][31];
+  nlohmann::json first_gone;  // the first fused case cut off: the gap line names the cases that can fail
+  for (std::size_t i = 31; i < doc["cases"].size() && first_gone.is_null(); ++i)
+    if (doc["cases"][i]["implementation"] == "fused_cuda") first_gone = doc["cases"][i];
+  ASSERT_FALSE(first_gone.is_null());
   doc["cases"].erase(doc["cases"].begin() + 31, doc["cases"].end());
   const result r = run_against(doc);
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   const std::string name = fmt::format("{}/{}/{}", first_gone["model"].get<std::string>(),
                                        first_gone["config_label"].get<std::string>(),
                                        first_gone["implementation"].get<std::string>());
-  EXPECT_NE(r.out.find("32 cases of BASE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("8 cases of BASE"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("missing from CUR (" + (m_dir / "cur.json").string() + "): " + name), std::string::npos) << r.out;
 
   // Half of the file's text (a run killed while a careless writer wrote it): not JSON at all.

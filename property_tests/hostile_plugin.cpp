@@ -6,6 +6,9 @@
 ///   HOSTILE_CRASH_ALWAYS  raises SIGSEGV on every call: a shard's last case crashes too
 ///   HOSTILE_CUDA_ONLY     registers for CUDA only
 ///   HOSTILE_INIT_THROWS   throws a C++ exception out of fusebench_plugin_init
+///   HOSTILE_INIT_SIGINT   raises SIGINT in fusebench_plugin_init: a Ctrl-C before the first case
+///   HOSTILE_SIGINTS=N     raises SIGINT N times in its first call, then computes right: a Ctrl-C
+///                         pressed N times while the run finishes the case in progress
 /// The correct math is the example's (examples/plugins/common/mul_gap_plugin.h).
 #include <signal.h>
 #include <stdlib.h>
@@ -31,6 +34,12 @@ int run(const fusebench_call* call, void*, char* error, size_t error_size) {
     for (;;) pause();
 #elif defined(HOSTILE_CRASH_ALWAYS)
   raise(SIGSEGV);
+#elif defined(HOSTILE_SIGINTS)
+  static bool interrupted = false;  // the first call only: a stopping run still finishes its case
+  if (!interrupted) {
+    interrupted = true;
+    for (int i = 0; i < HOSTILE_SIGINTS; ++i) raise(SIGINT);
+  }
 #endif
   (void)hostile_config;
   example::run_host(p, t, static_cast<double*>(call->workspace));
@@ -44,6 +53,9 @@ FUSEBENCH_PLUGIN_DEFINE_ABI_VERSION()
 extern "C" FUSEBENCH_PLUGIN_EXPORT int fusebench_plugin_init(const fusebench_host* host) {
 #if defined(HOSTILE_INIT_THROWS)
   throw std::runtime_error("hostile_init_throws: a table the plug-in needs is missing");
+#elif defined(HOSTILE_INIT_SIGINT)
+  raise(SIGINT);
+  return example::add_cpu_implementation(host, "44", HOSTILE_NAME, run);
 #elif defined(HOSTILE_CUDA_ONLY)
   fusebench_implementation impl{};
   impl.model = "44";

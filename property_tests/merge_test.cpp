@@ -282,6 +282,17 @@ TEST(merge_results, refuses_shards_of_different_runs) {
   auto moved = bench_shards(4, 2);  // a --config FILE at another path on another host: one plan still
   moved[0].results.environment.sweep = "config:/home/ci/configs.json";
   EXPECT_EQ(merge_message(moved), "accepted");
+  // Shards with different plug-in sets (issue 40): one without the plug-in would merge into a file that
+  // seems to have timed it on every config; never merged, whatever the flags.
+  auto plugins = bench_shards(4, 2);
+  plugins[0].results.environment.plugins = {"plugin:mine"};
+  EXPECT_NE(merge_message(plugins).find("environment.plugins"), std::string::npos) << merge_message(plugins);
+  merge_rules lenient;
+  lenient.allow_different_gpu = lenient.allow_different_commit = lenient.allow_missing = lenient.allow_incomplete = true;
+  EXPECT_NE(merge_message(plugins, lenient).find("load the same plug-ins"), std::string::npos);
+  plugins[1].results.environment.plugins = {"plugin:mine"};
+  EXPECT_EQ(merge_message(plugins), "accepted");
+  EXPECT_EQ(merge_results(plugins, {}).environment.plugins, std::vector<std::string>{"plugin:mine"});
   auto tolerance = bench_shards(4, 2);
   tolerance[0].results.environment.atol = 1e-4;
   EXPECT_NE(merge_message(tolerance).find("environment.atol"), std::string::npos);

@@ -42,7 +42,10 @@ hostile_plugin(hostile_hang HOSTILE_HANG)
 hostile_plugin(hostile_crash_always HOSTILE_CRASH_ALWAYS)
 hostile_plugin(hostile_cuda_only HOSTILE_CUDA_ONLY)
 hostile_plugin(hostile_init_throws HOSTILE_INIT_THROWS)
-foreach(part exits hang last_case cuda_only init merge quoting)
+hostile_plugin(hostile_init_sigint HOSTILE_INIT_SIGINT)
+hostile_plugin(hostile_sigint2 HOSTILE_SIGINTS=2)
+hostile_plugin(hostile_sigint3 HOSTILE_SIGINTS=3)
+foreach(part exits hang last_case cuda_only init merge quoting interrupts)
   add_test(NAME plugins_hostile_${part}
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/plugins_hostile_test.sh $<TARGET_FILE:fusebench>
                    --plugin-dir=${FUSEBENCH_HOSTILE_PLUGIN_DIR} --examples=${PROJECT_BINARY_DIR}/plugins ${part})

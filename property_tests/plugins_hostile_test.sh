@@ -6,7 +6,7 @@
 # and fails the run; an exception out of a plug-in's init is one line naming the library, exit 2;
 # shards merge only with the same plug-ins, declined cases included.
 #   plugins_hostile_test.sh FUSEBENCH --plugin-dir=DIR --examples=DIR [PART]
-#   PART: exits, hang, last_case, cuda_only, init, merge, quoting (default: all)
+#   PART: exits, hang, last_case, cuda_only, init, merge, quoting, interrupts (default: all)
 set -u
 fb="$1"
 dir="${2#--plugin-dir=}"
@@ -99,32 +99,46 @@ d=json.load(open(sys.argv[1]))
 c=[c for c in d["cases"] if c["implementation"]=="plugin:hostile_hang"]
 sys.exit(not d["complete"] or not c or c[0]["outcome"]!="failed" or not c[0]["message"].startswith("timed out"))' \
     "$tmp/bh/results.json"
-  # SIGTERM to fusebench while its child hangs: the child is stopped too, and fusebench ends (143).
+  # SIGTERM or SIGINT to fusebench while its isolated child hangs: the child is stopped too, fusebench
+  # ends (143, 130) and its file is written, marked incomplete; verify and bench.
+  # stop_with_hung_child NAME SIGNAL RC FILE COMMAND...: runs COMMAND in the background, signals it
+  # once its child (the hung plug-in's) has run 2 s, and checks the outcome.
+  stop_with_hung_child() {
+    local name="$1" sig="$2" want_rc="$3" file="$4"; shift 4
+    "$@" >/dev/null 2>"$tmp/stop.err" &
+    local pid=$! child="" rc
+    for _ in $(seq 1 1200); do  # up to 120 s for the isolated child to start (bench times the references first)
+      child=$(pgrep -P "$pid" | head -n 1)
+      [[ -n "$child" ]] && break
+      sleep 0.1
+    done
+    sleep 2
+    kill -"$sig" "$pid"
+    for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+      check "$name: fusebench ends within 30 s" false
+      kill -KILL "$pid"
+    fi
+    wait "$pid"; rc=$?
+    check "$name: fusebench exits $want_rc (got $rc)" test "$rc" -eq "$want_rc"
+    check "$name: its hung child is gone too" test -n "$child" -a ! -e "/proc/${child:-0}"
+    [[ -n "$child" && -e "/proc/$child" ]] && kill -KILL "$child"  # never leave a hung process behind
+    check "$name: the file is written, marked incomplete" grep -q '"complete": false' "$file"
+  }
   # The shard that holds only the first case that hung above: its child hangs at once.
   j=$(python3 -c 'import json,sys
 d=json.load(open(sys.argv[1]))
 print(min(c["index"] for c in d["cases"] if c["implementation"]=="plugin:hostile_hang" and c["outcome"]=="failed"))' \
     "$tmp/h.json" 2>/dev/null || echo 0)
-  "$fb" verify --device cpu --model 44 --cases $((j + 1)) --shard $((j + 1))/$((j + 1)) --case-timeout 600 \
-    --plugin "$dir/libhostile_hang.so" --json "$tmp/ht.json" >/dev/null 2>"$tmp/ht.err" &
-  pid=$!
-  for _ in $(seq 1 600); do  # up to 60 s for the isolated child to start
-    pgrep -P "$pid" >/dev/null && break
-    sleep 0.1
+  for sig in TERM INT; do
+    rc=$([[ $sig == TERM ]] && echo 143 || echo 130)
+    stop_with_hung_child "verify, SIG$sig" "$sig" "$rc" "$tmp/ht$sig.json" \
+      "$fb" verify --device cpu --model 44 --cases $((j + 1)) --shard $((j + 1))/$((j + 1)) --case-timeout 600 \
+      --plugin "$dir/libhostile_hang.so" --json "$tmp/ht$sig.json"
+    stop_with_hung_child "bench, SIG$sig" "$sig" "$rc" "$tmp/bht$sig/results.json" \
+      "$fb" bench --device cpu --config "$cfg" --time-cap 0.05 --min-samples 3 --case-timeout 600 \
+      --out "$tmp/bht$sig" --plugin "$dir/libhostile_hang.so"
   done
-  child=$(pgrep -P "$pid" | head -n 1)
-  sleep 2
-  kill -TERM "$pid"
-  for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$pid" 2>/dev/null; then
-    check "SIGTERM: fusebench ends within 30 s" false
-    kill -KILL "$pid"
-  fi
-  wait "$pid"; rc=$?
-  check "SIGTERM: fusebench exits 143 (got $rc)" test "$rc" -eq 143
-  check "SIGTERM: its hung child is gone too" test -n "$child" -a ! -e "/proc/${child:-0}"
-  [[ -n "$child" && -e "/proc/$child" ]] && kill -KILL "$child"  # never leave a hung process behind
-  check "SIGTERM: the report is written, marked incomplete" grep -q '"complete": false' "$tmp/ht.json"
 fi
 
 if want last_case; then
@@ -163,6 +177,29 @@ if want cuda_only; then
   rc=$?
   check "a plug-in of model 44 in a run of model 15: exit 1 (got $rc)" test "$rc" -eq 1
   check "and says it judged nothing" grep -q "plugin:mul_gap_border_sums judged nothing in this run" <<<"$out"
+  # bench likewise: the CUDA-only plug-in's row is listed not run with its reason, the run exits 1.
+  cfg='{"model": "44", "label": "tiny", "config": {"in_channels":3,"out_channels":4,"kernel_size":3,"stride":2,"padding":1,"output_padding":1,"multiplier":0.5,"batch_size":2,"height":8,"width":8}}'
+  "$fb" bench --device cpu --config "$cfg" --time-cap 0.05 --min-samples 3 --out "$tmp/bc" \
+    --plugin "$dir/libhostile_cuda_only.so" >"$tmp/bc.out" 2>"$tmp/bc.err"
+  rc=$?
+  check "bench, CUDA-only plug-in on cpu: exit 1 (got $rc)" test "$rc" -eq 1
+  check "bench, CUDA-only plug-in on cpu: a complete file, its row not run with the reason" python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+c=[c for c in d["cases"] if c["implementation"]=="plugin:hostile_cuda_only"]
+sys.exit(not d["complete"] or len(c)!=1 or c[0]["outcome"]!="not_run"
+         or c[0]["message"]!="plugin:hostile_cuda_only runs on cuda only; this run is on cpu"
+         or d["environment"]["plugins"]!=["plugin:hostile_cuda_only"])' "$tmp/bc/results.json"
+  check "bench, CUDA-only plug-in on cpu: the reason is shown as it is skipped" \
+    grep -q "not run: .*plugin:hostile_cuda_only: plugin:hostile_cuda_only runs on cuda only; this run is on cpu" "$tmp/bc.err"
+  check "bench, CUDA-only plug-in on cpu: says it judged nothing" \
+    grep -q "^bench: plugin:hostile_cuda_only judged nothing in this run" "$tmp/bc.out"
+  cfg15='{"model": "15", "label": "tiny", "config": {"in_channels":2,"out_channels":3,"kernel_size":3,"stride":2,"padding":1,"batch_size":1,"depth":4,"height":4,"width":4}}'
+  "$fb" bench --device cpu --config "$cfg15" --time-cap 0.05 --min-samples 3 --out "$tmp/b15" --plugin "$correct" \
+    >"$tmp/b15.out" 2>"$tmp/b15.err"
+  rc=$?
+  check "bench: a plug-in of model 44 in a run of model 15: exit 1 (got $rc: $(grep -m1 -i error "$tmp/b15.err"))" \
+    test "$rc" -eq 1
+  check "bench: and says it judged nothing" grep -q "^bench: plugin:mul_gap_border_sums judged nothing in this run" "$tmp/b15.out"
 fi
 
 if want init; then
@@ -204,6 +241,23 @@ if want merge; then
   check "shards with different plug-ins: one line naming the plug-ins ($e)" \
     test "$(wc -l <<<"$e")" -eq 1 -a -n "$(grep plugins <<<"$e")"
   check "shards with different plug-ins: nothing written" test ! -e "$tmp/m2.json"
+  # bench shards record their plug-in set: the same set merges, a different one is refused.
+  two='[{"model": "44", "label": "a", "config": {"in_channels":3,"out_channels":4,"kernel_size":3,"stride":2,"padding":1,"output_padding":1,"multiplier":0.5,"batch_size":2,"height":8,"width":8}},
+        {"model": "44", "label": "b", "config": {"in_channels":4,"out_channels":4,"kernel_size":3,"stride":2,"padding":1,"output_padding":1,"multiplier":0.5,"batch_size":1,"height":8,"width":8}}]'
+  bfast=(--device cpu --config "$two" --time-cap 0.05 --min-samples 3)
+  "$fb" bench "${bfast[@]}" --shard 1/2 --out "$tmp/bs1" --plugin "$correct" >/dev/null 2>&1
+  "$fb" bench "${bfast[@]}" --shard 2/2 --out "$tmp/bs2" --plugin "$correct" >/dev/null 2>&1
+  "$fb" bench "${bfast[@]}" --shard 2/2 --out "$tmp/bs2none" >/dev/null 2>&1
+  "$fb" merge "$tmp/bs1" "$tmp/bs2" --out "$tmp/bm.json" >/dev/null 2>"$tmp/bm.err"
+  rc=$?
+  check "bench shards with the same plug-in: merge exits 0 (got $rc: $(head -c 300 "$tmp/bm.err"))" test "$rc" -eq 0
+  check "and the merged file names the plug-in" grep -q '"plugin:mul_gap_border_sums"' "$tmp/bm.json"
+  e=$("$fb" merge "$tmp/bs1" "$tmp/bs2none" --out "$tmp/bm2.json" 2>&1 >/dev/null)
+  rc=$?
+  check "bench shards with different plug-ins: refused, exit 2 (got $rc)" test "$rc" -eq 2
+  check "bench shards with different plug-ins: one line naming the plug-ins ($e)" \
+    test "$(wc -l <<<"$e")" -eq 1 -a -n "$(grep environment.plugins <<<"$e")"
+  check "bench shards with different plug-ins: nothing written" test ! -e "$tmp/bm2.json"
 fi
 
 if want quoting; then
@@ -228,6 +282,71 @@ if want quoting; then
   rc=$?
   check "odd paths: the bundle's replay line runs and fails as saved (exit $rc: $(head -n 1 "$tmp/q3.err" | head -c 200))" \
     test "$rc" -eq 1
+fi
+
+if want interrupts; then
+  # Ctrl-C never loses work (issue 40). One before the first case (raised while the plug-in loads):
+  # the files are written with 0 cases, marked incomplete, exit 130; also through --devices, whose
+  # shard processes start after the signal was recorded.
+  incomplete() {  # incomplete FILE N: a whole verify or results JSON, marked incomplete by SIGINT, holding N
+    # cases (verify: case indices, each judged by several implementations; bench: rows)
+    python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+n=len({(c["model"], c.get("index"), c.get("config_label")) for c in d["cases"]}) if d["cases"] and "index" in d["cases"][0] else len(d["cases"])
+sys.exit(d["complete"] is not False or n != int(sys.argv[2]) or "SIGINT" not in d["incomplete_reason"])' "$@"
+  }
+  at_init="$dir/libhostile_init_sigint.so"
+  "$fb" verify --device cpu --model 44 --cases 4 --plugin "$at_init" --json "$tmp/i0.json" >/dev/null 2>&1
+  rc=$?
+  check "SIGINT before the first case: verify exits 130 (got $rc)" test "$rc" -eq 130
+  check "SIGINT before the first case: verify's --json has 0 cases, marked incomplete" incomplete "$tmp/i0.json" 0
+  check "and says how far it got" grep -q '"stopped by SIGINT after 0 of 4 planned cases"' "$tmp/i0.json"
+  "$fb" verify --device cpu --model 44 --cases 4 --devices cpu,cpu --plugin "$at_init" --json "$tmp/i0d.json" \
+    >/dev/null 2>&1
+  rc=$?
+  check "SIGINT before the first case, --devices cpu,cpu: exits 130 (got $rc)" test "$rc" -eq 130
+  check "SIGINT before the first case, --devices cpu,cpu: 0 cases, marked incomplete" incomplete "$tmp/i0d.json" 0
+  cfg='{"model": "44", "label": "tiny", "config": {"in_channels":3,"out_channels":4,"kernel_size":3,"stride":2,"padding":1,"output_padding":1,"multiplier":0.5,"batch_size":2,"height":8,"width":8}}'
+  "$fb" bench --device cpu --config "$cfg" --time-cap 0.05 --min-samples 3 --out "$tmp/bi0" --plugin "$at_init" \
+    >/dev/null 2>&1
+  rc=$?
+  check "SIGINT before the first case: bench exits 130 (got $rc)" test "$rc" -eq 130
+  check "SIGINT before the first case: bench's results.json has 0 cases, marked incomplete" \
+    incomplete "$tmp/bi0/results.json" 0
+
+  # A second Ctrl-C while the first is honoured (both raised inside the first case, in-process): the
+  # case finishes and every output is whole and marked incomplete, stdout's `--json -` included.
+  twice="$dir/libhostile_sigint2.so"
+  "$fb" verify --device cpu --model 44 --cases 4 --no-isolate --plugin "$twice" --json "$tmp/i2.json" \
+    --junit "$tmp/i2.xml" >"$tmp/i2.out" 2>"$tmp/i2.err"
+  rc=$?
+  check "two SIGINTs: verify exits 130 (got $rc)" test "$rc" -eq 130
+  check "two SIGINTs: --json whole, the case in progress kept, marked incomplete" incomplete "$tmp/i2.json" 1
+  check "two SIGINTs: --junit whole, with the stop as an error" python3 -c 'import sys, xml.etree.ElementTree as E
+r=E.parse(sys.argv[1]).getroot()
+sys.exit(not any("SIGINT" in (e.get("message") or "") for e in r.iter("error")))' "$tmp/i2.xml"
+  check "two SIGINTs: the table says INCOMPLETE" grep -q "INCOMPLETE: stopped by SIGINT" "$tmp/i2.out"
+  check "two SIGINTs: the second is told the run is still stopping" grep -q "^fusebench: still stopping" "$tmp/i2.err"
+  "$fb" verify --device cpu --model 44 --cases 4 --no-isolate --plugin "$twice" --json - >"$tmp/i2s.json" 2>"$tmp/i2s.err"
+  rc=$?
+  check "two SIGINTs, --json -: exits 130 (got $rc)" test "$rc" -eq 130
+  check "two SIGINTs, --json -: stdout is the whole JSON, marked incomplete" incomplete "$tmp/i2s.json" 1
+  check "two SIGINTs, --json -: the table on stderr says INCOMPLETE" grep -q "INCOMPLETE: stopped by SIGINT" "$tmp/i2s.err"
+  "$fb" bench --device cpu --config "$cfg" --time-cap 0.05 --min-samples 3 --out "$tmp/bi2" --no-isolate \
+    --plugin "$twice" >"$tmp/bi2.out" 2>/dev/null
+  rc=$?
+  check "two SIGINTs: bench exits 130 (got $rc)" test "$rc" -eq 130
+  check "two SIGINTs: bench's results.json whole, marked incomplete" python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+sys.exit(d["complete"] is not False or "SIGINT" not in d["incomplete_reason"])' "$tmp/bi2/results.json"
+  check "two SIGINTs: bench's summary is printed whole" grep -q "^bench: wrote " "$tmp/bi2.out"
+
+  # A third Ctrl-C kills it (a run stuck in one long call must still die): no file claims to be its.
+  killed=$(python3 -c 'import subprocess,sys
+print(subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode)' \
+    "$fb" verify --device cpu --model 44 --cases 4 --no-isolate --plugin "$dir/libhostile_sigint3.so" --json "$tmp/i3.json")
+  check "three SIGINTs: killed by SIGINT (return code $killed)" test "$killed" = -2
+  check "three SIGINTs: no --json written" test ! -e "$tmp/i3.json"
 fi
 
 exit "$fail"

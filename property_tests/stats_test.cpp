@@ -251,7 +251,7 @@ TEST(bench_state, counts_bytes_flops_and_keeps_first_skip_reason) {
   EXPECT_EQ(state.get_skip_reason(), "does not fit in device memory");
 }
 
-TEST(progress, plain_lines_in_logs_and_a_redrawn_line_on_a_terminal) {
+TEST(progress, plain_lines_in_logs_and_a_redrawn_line_on_a_terminal_that_clears_itself) {
   double now = 100.0;
   std::ostringstream log;
   bench::progress plain(4, log, false, [&] { return now; });
@@ -269,7 +269,11 @@ TEST(progress, plain_lines_in_logs_and_a_redrawn_line_on_a_terminal) {
   live.begin_case("a/default/fused_cuda");
   live.finish();
   EXPECT_EQ(tty.str(), "\rcase 1/2  a/default/ref  elapsed 0s  ETA ?\x1b[K"
-                       "\rcase 2/2  a/default/fused_cuda  elapsed 0s  ETA 0s\x1b[K\n");
+                       "\rcase 2/2  a/default/fused_cuda  elapsed 0s  ETA 0s\x1b[K"
+                       "\r\x1b[K");  // finish() clears the line: what follows starts on a clean one, none stale above it
+  const std::string once = tty.str();
+  live.finish();  // idempotent
+  EXPECT_EQ(tty.str(), once);
   EXPECT_EQ(bench::progress::format_duration(185.0), "3m05s");
   EXPECT_EQ(bench::progress::format_duration(3720.0), "1h02m");
 }

@@ -129,12 +129,15 @@ int run_on_devices(const bench_options& opt, const std::vector<fan_out::device_s
     return 128 + fanned.interrupted_by;
   }
   if (status != exit_ok || !merged.status.complete) return exit_failure;
-  return summary.failing > 0 || summary.impossible > 0 ? exit_failure : exit_ok;
+  return summary.failing > 0 || summary.impossible > 0 || !summary.unjudged_plugins.empty() ? exit_failure : exit_ok;
 }
 
 }  // namespace
 
 int run_command(const command_options& opt) {
+  // Ctrl-C (or SIGTERM) stops after the current sample, the file marked incomplete. Made before the
+  // plug-ins load and the plan is made: a signal before the first case writes the file with 0 cases.
+  const interrupt_guard on_interrupt;
   plugin::load_plugins(plugin::plugin_paths(opt.plugins));
   device_kind device = opt.device.empty() ? best_device() : device_from_string(opt.device);
   const shard_spec shard = opt.shard.empty() ? shard_spec{} : parse_shard(opt.shard);
@@ -220,8 +223,8 @@ int run_command(const command_options& opt) {
   settings.peers.helper = opt.peer_helper;
   settings.peers.timeout = opt.peer_timeout;
   settings.peers.budget = opt.peer_budget;
-  const interrupt_guard on_interrupt;  // Ctrl-C stops after the current sample, file marked incomplete
   const bench_summary summary = run_bench(points, settings);
+  const final_writes_guard writing;  // no Ctrl-C cuts the summary short
   std::cout << '\n';
   print_summary(summary, std::cout);
   if (summary.interrupted_by != 0) {
@@ -231,7 +234,7 @@ int run_command(const command_options& opt) {
                kept_note(summary.results_path));
     return 128 + summary.interrupted_by;  // the shell's convention for "killed by this signal"
   }
-  return summary.failing > 0 || summary.impossible > 0 ? exit_failure : exit_ok;
+  return summary.failing > 0 || summary.impossible > 0 || !summary.unjudged_plugins.empty() ? exit_failure : exit_ok;
 }
 
 

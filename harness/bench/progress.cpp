@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "harness/format/live_line.h"
+
 namespace fb::bench {
 namespace {
 double steady_seconds() {
@@ -33,7 +35,7 @@ void progress::begin_case(std::string_view name) {
   const std::string line = fmt::format("case {}/{}  {}  elapsed {}  ETA {}", m_started, m_total, name,
                                        format_duration(elapsed), eta);
   if (m_live) {
-    fmt::print(m_out, "\r{}\x1b[K", line);  // ESC[K erases what a longer previous line left behind
+    m_out << format::redrawn_line(line);
     m_line_open = true;
   } else {
     fmt::print(m_out, "{}\n", line);
@@ -42,7 +44,7 @@ void progress::begin_case(std::string_view name) {
 }
 
 void progress::finish() {
-  if (m_live && m_line_open) m_out << '\n';
+  if (m_live && m_line_open) m_out << format::cleared_line;  // the line goes: no stale progress above what follows
   m_line_open = false;
   m_out.flush();
 }

@@ -9,8 +9,8 @@
 namespace fb::bench {
 
 /// Reports "case i/N  model/config/impl  elapsed 12s  ETA 40s" as each case starts. On a terminal
-/// the line is redrawn in place (`\r`, erase to end of line); elsewhere every case gets its own
-/// line, because `\r` turns a CI log into one unreadable line.
+/// the line is redrawn in place (`\r`, erase to end of line) and cleared by finish(); elsewhere every
+/// case gets its own line, because `\r` turns a CI log into one unreadable line.
 class progress {
  public:
   /// Seconds since some fixed point [seconds].
@@ -23,7 +23,8 @@ class progress {
 
   /// A case starts; `name` is "model/config_label/implementation".
   void begin_case(std::string_view name);
-  /// Ends the live line (a newline) so later output starts on a fresh line; idempotent.
+  /// Clears the live line (carriage return, erase) so later output starts on a clean line and no stale
+  /// progress stays on the screen; idempotent.
   void finish();
 
   /// "12s", "3m05s", "1h02m" [seconds].

@@ -94,10 +94,44 @@ std::vector<const implementation*> fused_for(const model_entry& model, device_ki
   return out;
 }
 
+/// A plug-in's implementations of `model` registered for other devices only (a CUDA-only plug-in on
+/// --device cpu), each with why it is not run here, in name order: each gets a row not_run with that
+/// reason (a skipped implementation is listed, never silently absent).
+std::vector<std::pair<std::string, std::string>> plugins_elsewhere(const model_entry& model, device_kind device) {
+  std::map<std::string, std::set<std::string>> elsewhere;  // name -> the devices it runs on
+  std::set<std::string> here;
+  for (const implementation& impl : model.fused) {
+    if (!impl.external) continue;
+    if (impl.device == device) here.insert(impl.name);
+    else elsewhere[impl.name].insert(std::string(to_string(impl.device)));
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, devices] : elsewhere)
+    if (here.count(name) == 0)
+      out.emplace_back(name, fmt::format("{} runs on {} only; this run is on {}", name, fmt::join(devices, ", "),
+                                         to_string(device)));
+  return out;
+}
+
 }  // namespace
 
 std::size_t cases_of(const bench_point& point, device_kind device, bool peers) {
-  return 2 + fused_for(*point.model, device).size() + (peers ? torch_peers.size() : 0);
+  return 2 + fused_for(*point.model, device).size() + plugins_elsewhere(*point.model, device).size() +
+         (peers ? torch_peers.size() : 0);
+}
+
+std::vector<std::string> unjudged_plugins(const results_file& results) {
+  std::vector<std::string> out;
+  // A shard of a plan may hold no config of a plug-in's model: the merge of the whole run is judged.
+  if (results.environment.shard != "1/1") return out;
+  for (const std::string& name : results.environment.plugins) {
+    const bool judged = std::any_of(results.cases.begin(), results.cases.end(), [&](const case_result& c) {
+      return c.implementation == name &&
+             (c.outcome == outcome::passed || c.outcome == outcome::incorrect || c.outcome == outcome::failed);
+    });
+    if (!judged) out.push_back(name);
+  }
+  return out;
 }
 
 namespace {
@@ -186,19 +220,42 @@ std::string speedup_line(const std::string& name, double fused, const std::optio
   return line;
 }
 
-/// Every row of the point with the same outcome: an invalid config, a skip, no input sets.
+/// The rows of the point's plug-ins that do not run on this device: not_run, with the reason.
+void record_plugins_elsewhere(run_context& ctx, const case_plan& plan) {
+  for (const auto& [name, why] : plugins_elsewhere(*plan.point.model, ctx.settings.device)) {
+    ctx.check_stop();
+    case_result r = make_row(plan, name);
+    ctx.prog.begin_case(gbench_name(r));
+    r.outcome = outcome::not_run;
+    r.message = why;
+    ctx.prog.finish();
+    fmt::print(ctx.log, "not run: {}: {}\n", gbench_name(r), why);
+    record(ctx, std::move(r));
+  }
+}
+
+/// Every row of the point with the same outcome: an invalid config, a skip, no input sets (the
+/// plug-ins of other devices keep their own reason).
 void record_all(run_context& ctx, const case_plan& plan, outcome o, const std::string& message) {
   std::vector<std::string> names{"ref", "ref_tf32"};
   for (const implementation* impl : fused_for(*plan.point.model, ctx.settings.device)) names.push_back(impl->name);
-  if (ctx.settings.peers.enabled)
-    for (std::string_view peer : torch_peers) names.push_back(std::string(peer_prefix) + std::string(peer));
   for (const std::string& name : names) {
     ctx.check_stop();
     case_result r = make_row(plan, name);
     ctx.prog.begin_case(gbench_name(r));
     r.outcome = o;
     r.message = message;
-    if (is_peer_implementation(name)) r.peer = peer_details{};
+    record(ctx, std::move(r));
+  }
+  record_plugins_elsewhere(ctx, plan);
+  if (!ctx.settings.peers.enabled) return;
+  for (std::string_view peer : torch_peers) {
+    ctx.check_stop();
+    case_result r = make_row(plan, std::string(peer_prefix) + std::string(peer));
+    ctx.prog.begin_case(gbench_name(r));
+    r.outcome = o;
+    r.message = message;
+    r.peer = peer_details{};
     record(ctx, std::move(r));
   }
 }
@@ -526,6 +583,7 @@ std::optional<case_plan> run_point(run_context& ctx, const bench_point& point) {
     }
     record(ctx, std::move(row));
   }
+  record_plugins_elsewhere(ctx, *plan);
   return plan;
 }
 
@@ -829,6 +887,16 @@ void run_points(const std::vector<bench_point>& points, const bench_settings& se
     if (!p.merged_labels.empty())
       fmt::print(log, "bench: {}: {} scale to the same config as \"{}\"; timed once, as \"{}\"\n", p.model->id,
                  fmt::format("\"{}\"", fmt::join(p.merged_labels, "\", \"")), p.label, p.label);
+  // Stopped before the first case (the plug-ins were loading): nothing is measured, and the file
+  // says so with 0 cases.
+  if (const int signal = settings.stop_signal ? settings.stop_signal() : 0; signal != 0) {
+    const final_writes_guard writing;
+    summary.interrupted_by = signal;
+    const std::string before_any_case =
+        fmt::format("interrupted by {} after 0 of {} cases", signal_name(signal), summary.planned);
+    writer.mark_incomplete(before_any_case);
+    return;
+  }
   // A shard that holds no config (more shards than configs) has nothing to measure a floor for.
   const device_calibration calibration = settings.calibration ? *settings.calibration
                                          : points.empty()     ? device_calibration{}
@@ -857,6 +925,7 @@ void run_points(const std::vector<bench_point>& points, const bench_settings& se
       if (std::optional<case_plan> plan = run_point(ctx, point)) timed.push_back(std::move(*plan));
     if (settings.peers.enabled) run_peer_stage(ctx, timed);
   } catch (const run_interrupted& stop) {
+    const final_writes_guard writing;  // the file is marked incomplete whatever Ctrl-C comes now
     prog.finish();
     summary.interrupted_by = stop.get_signal();
     writer.mark_incomplete(fmt::format("interrupted by {} after {} of {} cases", signal_name(stop.get_signal()),
@@ -886,6 +955,7 @@ bench_summary run_bench(const std::vector<bench_point>& points, const bench_sett
   env.rtol = settings.checks.rtol;
   env.shard = settings.shard;
   env.plan_digest = settings.plan_digest;
+  env.plugins = plugin::registered_implementations();
   results_writer writer(summary.results_path, env, summary.gbench_path);
   writer.set_planned_cases(summary.planned);
   try {
@@ -901,6 +971,7 @@ bench_summary run_bench(const std::vector<bench_point>& points, const bench_sett
     throw;
   }
   summary.results = writer.get_results();
+  summary.unjudged_plugins = unjudged_plugins(summary.results);
   // Beside a previous run's files until this one is complete (results_writer): say where it is.
   summary.results_path = writer.get_path();
   summary.gbench_path = writer.get_gbench_path();
@@ -915,6 +986,7 @@ bench_summary summarize_results(const results_file& results, const std::filesyst
   summary.results = results;
   summary.planned = results.status.planned_cases;
   for (const case_result& c : results.cases) count_row(summary, c);
+  summary.unjudged_plugins = unjudged_plugins(results);
   return summary;
 }
 
@@ -940,6 +1012,12 @@ void print_summary(const bench_summary& summary, std::ostream& out) {
              summary.results.status.complete ? std::string()
                                              : "; INCOMPLETE: " + summary.results.status.incomplete_reason,
              summary.results_path.string(), summary.gbench_path.string());
+  // A plug-in the run was asked to judge that judged nothing (registered for another device or model
+  // only, or declining every config) was skipped, not passed: the run exits 1.
+  for (const std::string& name : summary.unjudged_plugins)
+    fmt::print(out, "bench: {} judged nothing in this run (not run or declined wherever it was asked); a skipped "
+                    "implementation is not a passed one\n",
+               name);
   if (summary.peers_within + summary.peers_outside + summary.peers_error + summary.peers_skipped > 0)
     fmt::print(out, "bench: peers (information, never the exit status): {} within tolerance, {} outside, {} error, {} "
                     "skipped\n",

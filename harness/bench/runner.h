@@ -111,7 +111,15 @@ struct bench_summary {
   int peers_skipped = 0;               ///< could not run here, or the stage's budget was spent [count]
   std::int64_t planned = 0;            ///< cases the run planned [count]
   int interrupted_by = 0;              ///< the signal that stopped the run; 0 when it ran to the end
+  std::vector<std::string> unjudged_plugins;  ///< unjudged_plugins(results): each fails the run (exit 1)
 };
+
+/// The plug-ins of results.environment.plugins with no row that was verified (passed, incorrect or
+/// failed): each was registered for another device or model only, or declined every config. A run
+/// that judged nothing of a plug-in it was asked to judge exits 1. Empty for a shard's file
+/// (environment.shard not "1/1"), whose configs may hold none of a plug-in's model: the merge of the
+/// whole run is judged.
+[[nodiscard]] std::vector<std::string> unjudged_plugins(const results_file& results);
 
 /// Runs the points on settings.device and writes the results incrementally; the file says
 /// "complete": true only once every planned case is in. One case's exception marks only that case

@@ -38,8 +38,8 @@ struct merge_options {
 
 constexpr const char* merge_examples = R"(Which files merge: the shards of one run, each exactly once. Refused (exit 2, one line): files of
 different splits (N), overlapping shards (one given twice), missing shards, and shards of different
-seeds, tolerances, --strict-fp32, models/cases/inputs (verify) or plans (bench: sweep or --config,
---model, --device), which are never merged; incomplete shards, shards of different GPUs (name, SMs,
+seeds, tolerances, --strict-fp32, plug-in sets, models/cases/inputs (verify) or plans (bench: sweep or
+--config, --model, --device), which are never merged; incomplete shards, shards of different GPUs (name, SMs,
 L2, driver) and of different builds (git commit, libtorch, CUDA runtime, build type) are refused
 unless --allow-incomplete / --allow-missing / --allow-different-gpu (alias --allow-mixed-gpus) /
 --allow-different-commit say otherwise (the merged file is then marked incomplete, or joins the values with " + ").
@@ -111,7 +111,7 @@ int merge_bench(const merge_options& opt, const std::vector<std::pair<std::strin
              merged.environment.gpu_name.empty() ? merged.environment.device : merged.environment.gpu_name, opt.out);
   bench::print_summary(summary, human);
   if (!merged.status.complete) return exit_failure;
-  return summary.failing > 0 || summary.impossible > 0 ? exit_failure : exit_ok;
+  return summary.failing > 0 || summary.impossible > 0 || !summary.unjudged_plugins.empty() ? exit_failure : exit_ok;
 }
 
 int merge_verify(const merge_options& opt, const std::vector<std::pair<std::string, json>>& docs,

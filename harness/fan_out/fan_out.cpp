@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "harness/format/live_line.h"
 #include "harness/process/exit_status.h"
 #include "harness/process/interrupt.h"
 
@@ -115,7 +116,12 @@ progress_line::progress_line(std::size_t processes, int total, bool tty)
 
 bool progress_line::consume(std::size_t process, const std::string& line) {
   int done = 0, total = 0;
-  if (std::sscanf(line.c_str(), "[%d/%d]", &done, &total) != 2) return false;
+  if (std::sscanf(line.c_str(), "[%d/%d]", &done, &total) != 2) {
+    // Another line of a child's (a failure, its repro) is printed next: on a clean line, not after the progress.
+    if (m_open) fmt::print(stderr, "{}", format::cleared_line);
+    m_open = false;
+    return false;
+  }
   m_done[process] = done;
   if (const auto at = line.rfind("failures "); at != std::string::npos)
     m_failures[process] = std::atoi(line.c_str() + at + 9);
@@ -131,15 +137,15 @@ bool progress_line::consume(std::size_t process, const std::string& line) {
   if (!m_tty && step == m_printed_step && elapsed - m_printed_at < progress_interval_seconds()) return true;
   m_printed_step = step;
   m_printed_at = elapsed;
-  fmt::print(stderr, "{}[{}/{}] on {} devices  elapsed {:.0f}s  eta {:.0f}s  failures {}{}", m_tty ? "\r" : "", all,
-             m_total, m_done.size(), elapsed, all > 0 ? elapsed / all * (m_total - all) : 0.0, failures,
-             m_tty ? "" : "\n");
+  const std::string text = fmt::format("[{}/{}] on {} devices  elapsed {:.0f}s  eta {:.0f}s  failures {}", all, m_total,
+                                       m_done.size(), elapsed, all > 0 ? elapsed / all * (m_total - all) : 0.0, failures);
+  fmt::print(stderr, "{}", m_tty ? format::redrawn_line(text) : text + "\n");
   m_open = m_tty;
   return true;
 }
 
 void progress_line::finish() {
-  if (m_open) fmt::print(stderr, "\n");
+  if (m_open) fmt::print(stderr, "{}", format::cleared_line);
   m_open = false;
 }
 

@@ -80,9 +80,10 @@ class progress_line {
  public:
   progress_line(std::size_t processes, int total, bool tty);
 
-  /// Consumes a shard's progress line; false for any other line (forwarded as it is).
+  /// Consumes a shard's progress line; false for any other line (forwarded as it is), which first clears
+  /// the live line so that it starts on a clean one.
   bool consume(std::size_t process, const std::string& line);
-  /// Ends a live line before other output.
+  /// Clears a live line (no stale progress stays on the screen) before other output.
   void finish();
 
  private:

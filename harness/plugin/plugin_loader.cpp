@@ -290,6 +290,16 @@ void load_plugins(const std::vector<std::string>& paths) {
 
 const std::vector<std::string>& loaded_plugins() { return loaded(); }
 
+std::vector<std::string> registered_implementations() {
+  std::vector<std::string> names;
+  for (const model_entry& m : all_models())
+    for (const implementation& impl : m.fused)
+      if (impl.external) names.push_back(impl.name);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
 std::string plugin_arguments() {
   std::string args;
   for (const std::string& p : loaded()) args += " --plugin " + format::shell_quoted(p);

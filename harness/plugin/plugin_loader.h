@@ -25,6 +25,11 @@ void load_plugins(const std::vector<std::string>& paths);
 /// The libraries loaded so far, as given (a repro line or a child process loads them again).
 [[nodiscard]] const std::vector<std::string>& loaded_plugins();
 
+/// The plug-ins' implementations in the registry ("plugin:<name>", sorted, each once whatever its
+/// devices and models): the plug-in set a results file records, so that merge joins only shards that
+/// loaded the same plug-ins.
+[[nodiscard]] std::vector<std::string> registered_implementations();
+
 /// `--plugin P` for each loaded library: what a repro line of a plug-in's case needs.
 [[nodiscard]] std::string plugin_arguments();
 

@@ -9,13 +9,22 @@
 namespace fb {
 
 /// Installs the SIGINT and SIGTERM handlers while it lives and restores the previous ones after.
-/// A second SIGINT gets the default action (SA_RESETHAND), so a run stuck inside one long call can
-/// still be killed with a second Ctrl-C; the results file is valid either way. A second SIGTERM does
-/// not: `timeout` delivers its SIGTERM twice (to the child and to its process group), and the run
-/// must still write what finished (a box that must kill sends SIGKILL after its grace period).
+/// Made at the start of a command (before its plug-ins load), so that a signal that arrives before
+/// the first case still stops the run with its file written (0 cases, marked incomplete). A guard
+/// made while another lives (a fan-out inside such a command) changes nothing and keeps the signal
+/// recorded so far.
+/// The first SIGINT or SIGTERM asks the run to stop after its current case. A second SIGINT does not
+/// kill it either: the run still finishes that case and writes its table and files whole, marked
+/// incomplete (the handler says so on stderr). The third SIGINT gets the default action, so a run
+/// stuck inside one long call can still be killed, except while a final_writes_guard lives. SIGTERM
+/// is never fatal: `timeout` delivers its SIGTERM twice (to the child and to its process group), and
+/// the run must still write what finished (a box that must kill sends SIGKILL after its grace period).
 class interrupt_guard {
  public:
-  /// Clears any recorded signal and installs the handlers. Throws std::runtime_error if sigaction fails.
+  /// The SIGINT that kills the run (the first asks it to stop, the second is told it is stopping).
+  static constexpr int sigints_to_kill = 3;
+
+  /// Clears any recorded signal and installs the handlers (unless nested). Throws std::runtime_error if sigaction fails.
   interrupt_guard();
   ~interrupt_guard();
   interrupt_guard(const interrupt_guard&) = delete;
@@ -23,10 +32,20 @@ class interrupt_guard {
 
  private:
   struct saved;
-  std::unique_ptr<saved> m_saved;  // previous handlers, restored by the destructor
+  std::unique_ptr<saved> m_saved;  // previous handlers, restored by the destructor; null when nested
 };
 
-/// The signal recorded by the handler since the last interrupt_guard was made; 0 when none.
+/// While it lives the run writes its final table and files: no SIGINT kills the process (the third
+/// is recorded only), so what it writes to files and to stdout (`--json -`) is whole.
+class final_writes_guard {
+ public:
+  final_writes_guard();
+  ~final_writes_guard();
+  final_writes_guard(const final_writes_guard&) = delete;
+  final_writes_guard& operator=(const final_writes_guard&) = delete;
+};
+
+/// The first signal recorded by the handler since the outermost interrupt_guard was made; 0 when none.
 [[nodiscard]] int stop_signal();
 
 /// "SIGINT", "SIGTERM", else "signal N".

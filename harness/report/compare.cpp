@@ -95,6 +95,11 @@ std::size_t comparison::count(verdict v) const {
       std::count_if(cases.begin(), cases.end(), [v](const case_comparison& c) { return c.result == v; }));
 }
 
+std::size_t comparison::count(verdict v, bool gated) const {
+  return static_cast<std::size_t>(std::count_if(
+      cases.begin(), cases.end(), [v, gated](const case_comparison& c) { return c.gated == gated && c.result == v; }));
+}
+
 comparison compare_results(const results_file& base, const results_file& cur, const compare_settings& settings) {
   if (!(settings.alpha > 0.0 && settings.alpha < 1.0))
     throw compare_error(fmt::format("alpha must lie in (0, 1), got {}", settings.alpha));
@@ -192,13 +197,15 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
 
 namespace {
 
-/// "3 cases missing from CUR: a, b, c, d, e and 7 more (...)": the first few by name, so a truncated
-/// run is recognisable at a glance without flooding a CI log with hundreds of lines.
+/// "3 cases missing from CUR: a, b, c, d, e and 7 more (...)": the first few gated cases by name, so a
+/// truncated run is recognisable at a glance without flooding a CI log with hundreds of lines. Only
+/// what can fail the comparison: the references' and peers' gaps are counted on the information line.
 std::string gap_line(const comparison& c, verdict v, std::string_view what, bool allowed, std::string_view flag) {
   constexpr std::size_t shown = 5;
   std::vector<std::string> names;
   for (const case_comparison& x : c.cases)
-    if (x.result == v) names.push_back(v == verdict::undecided ? fmt::format("{} ({})", x.get_name(), x.note) : x.get_name());
+    if (x.gated && x.result == v)
+      names.push_back(v == verdict::undecided ? fmt::format("{} ({})", x.get_name(), x.note) : x.get_name());
   if (names.empty()) return {};
   const std::size_t total = names.size();
   if (total > shown) names.resize(shown);
@@ -208,24 +215,42 @@ std::string gap_line(const comparison& c, verdict v, std::string_view what, bool
                              : fmt::format(" (a failure; {} accepts them)", flag));
 }
 
+/// "1 faster, 10 same, 0 undecided, 0 fixed, 0 failing, 0 missing, 0 new": the verdicts of the gated
+/// cases (`gated`) or of the others.
+std::string verdict_counts(const comparison& c, bool gated) {
+  return fmt::format("{} faster, {} same, {} undecided, {} fixed, {} failing, {} missing, {} new",
+                     c.count(verdict::faster, gated), c.count(verdict::same, gated), c.count(verdict::undecided, gated),
+                     c.count(verdict::fixed, gated), c.count(verdict::fail, gated), c.count(verdict::missing, gated),
+                     c.count(verdict::added, gated));
+}
+
 }  // namespace
 
 std::string comparison_summary(const comparison& c) {
-  const auto newly_failing = static_cast<std::size_t>(std::count_if(
-      c.cases.begin(), c.cases.end(), [](const case_comparison& x) { return x.result == verdict::fail && x.regression; }));
-  const std::string counts = fmt::format(
-      "{} faster, {} same, {} undecided, {} fixed, {} failing, {} missing, {} new of {} cases (alpha {}, min effect {}%)",
-      c.count(verdict::faster), c.count(verdict::same), c.count(verdict::undecided), c.count(verdict::fixed),
-      c.count(verdict::fail), c.count(verdict::missing), c.count(verdict::added), c.cases.size(), c.settings.alpha,
-      c.settings.min_effect * 100.0);
+  // The headline counts only what can fail the comparison (the implementations under test; with
+  // --all-impls the references too): a reference's or a peer's change is information, on a line apart.
+  const auto newly_failing = static_cast<std::size_t>(std::count_if(c.cases.begin(), c.cases.end(), [](const case_comparison& x) {
+    return x.gated && x.result == verdict::fail && x.regression;
+  }));
+  const auto under_test = static_cast<std::size_t>(
+      std::count_if(c.cases.begin(), c.cases.end(), [](const case_comparison& x) { return x.gated; }));
+  const std::string counts =
+      fmt::format("{} of {} {} under test (alpha {}, min effect {}%)", verdict_counts(c, true), under_test,
+                  under_test == 1 ? "case" : "cases", c.settings.alpha, c.settings.min_effect * 100.0);
   std::string head;
   if (c.has_regression())
-    head = fmt::format("REGRESSION: {} slower, {} newly failing; {}", c.count(verdict::slower), newly_failing, counts);
+    head = fmt::format("REGRESSION: {} slower, {} newly failing; {}", c.count(verdict::slower, true), newly_failing,
+                       counts);
   else if (c.has_failure())
     head = fmt::format("FAIL: no slower case found, but {} does not cover {}; {}", c.settings.cur_name,
                        c.settings.base_name, counts);
   else
     head = fmt::format("no regression: {}", counts);
+  const std::size_t information = c.cases.size() - under_test;
+  if (information > 0)
+    head += fmt::format("\ninformation, never failing the comparison ({}peers): {} slower, {} of {} {}",
+                        c.settings.all_impls ? "" : "references without --all-impls, ", c.count(verdict::slower, false),
+                        verdict_counts(c, false), information, information == 1 ? "case" : "cases");
   return head +
          gap_line(c, verdict::missing, fmt::format("of {} missing from {}", c.settings.base_name, c.settings.cur_name),
                   c.settings.allow_missing, "--allow-missing") +

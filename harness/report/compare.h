@@ -69,6 +69,8 @@ struct comparison {
   [[nodiscard]] bool has_failure() const;
   /// Number of cases with verdict `v` [count].
   [[nodiscard]] std::size_t count(verdict v) const;
+  /// Number of cases with verdict `v` that can fail the comparison (`gated`), or that cannot [count].
+  [[nodiscard]] std::size_t count(verdict v, bool gated) const;
 };
 
 /// Refusal to compare (different GPUs, an incomplete run, bad thresholds): a usage error, exit status 2.
@@ -87,9 +89,11 @@ class compare_error : public std::runtime_error {
 /// Markdown table: case, base median, cur median, ratio, p-value, verdict.
 void print_comparison_markdown(std::ostream& out, const comparison& c);
 
-/// The verdict line, e.g. "REGRESSION: 2 slower, 1 newly failing; 3 faster, 10 same, ... (alpha 0.01, min
-/// effect 5%)", "FAIL: no slower case, but CUR does not cover BASE; ..." or "no regression: ...", then one
-/// line per kind of gap (missing, undecided) naming the first cases and the flag that accepts them.
+/// The verdict line, e.g. "REGRESSION: 2 slower, 1 newly failing; 3 faster, 10 same, ... of 16 cases under
+/// test (alpha 0.01, min effect 5%)", "FAIL: no slower case, but CUR does not cover BASE; ..." or "no
+/// regression: ...", counting only the cases that can fail the comparison (gated); then a line counting
+/// the others (references, peers) as information, if any; then one line per kind of gap of the gated
+/// cases (missing, undecided) naming the first and the flag that accepts them.
 [[nodiscard]] std::string comparison_summary(const comparison& c);
 
 }  // namespace fb::report

@@ -46,7 +46,8 @@ json to_json(const run_environment& env) {
               {"atol", number_or_null(env.atol)},
               {"rtol", number_or_null(env.rtol)},
               {"shard", env.shard},
-              {"plan_digest", env.plan_digest}};
+              {"plan_digest", env.plan_digest},
+              {"plugins", env.plugins}};
 }
 
 json to_json(const timing_stats& s) {
@@ -222,6 +223,15 @@ run_environment environment_from_json(const field_reader& r, const json& j, cons
     }
   }
   if (j.contains("plan_digest")) env.plan_digest = r.get_string(j, p, "plan_digest");
+  // Optional: files written before the plug-in set was recorded.
+  if (j.contains("plugins")) {
+    const json& plugins = j.at("plugins");
+    if (!plugins.is_array()) r.fail("field " + p + ".plugins is not an array");
+    for (const json& name : plugins) {
+      if (!name.is_string()) r.fail("field " + p + ".plugins holds a non-string");
+      env.plugins.push_back(name.get<std::string>());
+    }
+  }
   return env;
 }
 

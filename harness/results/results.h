@@ -22,8 +22,8 @@ inline constexpr std::string_view results_schema_name = "fusebench-results";
 /// Version this build writes; bump it when a field changes meaning. Version 2 added the run status
 /// (complete, incomplete_reason, planned_cases), the verification tolerances (environment.atol,
 /// environment.rtol) and per case decided_by and tolerance_ratio. environment.shard and
-/// environment.plan_digest (and environment.source_digest) came later within version 2: they add meaning, change none, and read as
-/// "1/1" and "" where absent.
+/// environment.plan_digest (and environment.source_digest, environment.plugins) came later within version 2: they add meaning,
+/// change none, and read as "1/1", "" and [] where absent.
 inline constexpr int results_schema_version = 2;
 /// Oldest version this build reads. Version 1 files have no run status and are read as complete runs
 /// (they were only ever committed from runs that finished), with decided_by and tolerance_ratio unknown.
@@ -60,6 +60,10 @@ struct run_environment {
   /// Fingerprint of the whole plan (every config and label, before sharding): the shards of one run
   /// share it, so merge can tell them from parts of other sweeps or configs. "" when not recorded.
   std::string plan_digest;
+  /// The plug-ins' implementations the run was asked to judge ("plugin:<name>", sorted; --plugin,
+  /// FUSEBENCH_PLUGINS): merge joins only shards with the same set. Empty: none, or a file written
+  /// before the set was recorded.
+  std::vector<std::string> plugins;
 };
 
 /// Whether a run finished. `bench` writes the file after every case with complete = false and sets it

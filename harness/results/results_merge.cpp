@@ -65,6 +65,10 @@ results_file merge_results(const std::vector<named_results>& parts, const merge_
                      false, same_run);
   (void)agreed_value("environment.rtol", values([](const run_environment& e) { return number_text(e.rtol); }), names,
                      false, same_run);
+  // A shard without a plug-in would merge into a run that seems to have timed it everywhere.
+  (void)agreed_value("environment.plugins",
+                     values([](const run_environment& e) { return fmt::format("[{}]", fmt::join(e.plugins, ", ")); }),
+                     names, false, "; the shards of one run load the same plug-ins (--plugin, FUSEBENCH_PLUGINS)");
   const char* gpu_hint = "; --allow-different-gpu merges them anyway";
   const char* build_hint = "; --allow-different-commit merges them anyway";
   run_environment merged_env;

@@ -18,7 +18,7 @@ struct named_results {
 /// The results of `parts`, which must be the shards of one bench run making up rules.target:
 ///  - always refused (merge_error): shards of different splits, overlapping or outside the target,
 ///    missing (unless rules.allow_missing), of another device kind, plan (plan_digest: the configs,
-///    labels, --model; the sweep's name where a file has no digest), seed or tolerances, or
+///    labels, --model; the sweep's name where a file has no digest), seed, tolerances or plug-in set, or
 ///    incomplete (unless rules.allow_incomplete);
 ///  - refused unless allowed: another GPU (name, SMs, L2, driver: rules.allow_different_gpu) or
 ///    another build (git commit, libtorch, CUDA runtime, build type: rules.allow_different_commit);

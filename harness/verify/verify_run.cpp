@@ -25,6 +25,7 @@
 #include "harness/detail/remove_tree.h"
 #include "harness/device/device.h"
 #include "harness/fan_out/fan_out.h"
+#include "harness/format/live_line.h"
 #include "harness/format/shell_quote.h"
 #include "harness/model/registry.h"
 #include "harness/plugin/plugin_loader.h"
@@ -223,7 +224,7 @@ struct verify_run {
   /// Prints the held verdicts' failure lines and adds them to the report.
   void commit_pending() {
     for (const held_verdict& v : pending) {
-      if (!v.line.empty()) fmt::print(stderr, "{}{}\n", tty ? "\r" : "", v.line);
+      if (!v.line.empty()) fmt::print(stderr, "{}{}\n", tty ? format::cleared_line : "", v.line);
       report.add(v.rec, v.r, v.against);
       // Written through at once: the verdicts before a crash reach the parent (run_isolated).
       if (stream) *stream << verdict_to_json(v.rec, v.r).dump() << std::endl;
@@ -559,8 +560,9 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
       if (run.tty || done == total || done % std::max(1, total / 10) == 0 ||
           elapsed - last_progress >= fan_out::progress_interval_seconds()) {
         last_progress = elapsed;
-        fmt::print(stderr, "{}[{}/{}] {} case {}  elapsed {:.0f}s  eta {:.0f}s  failures {}{}", run.tty ? "\r" : "", done,
-                   total, model->id, i, elapsed, elapsed / done * (total - done), failures, run.tty ? "" : "\n");
+        const std::string line = fmt::format("[{}/{}] {} case {}  elapsed {:.0f}s  eta {:.0f}s  failures {}", done, total,
+                                             model->id, i, elapsed, elapsed / done * (total - done), failures);
+        fmt::print(stderr, "{}", run.tty ? format::redrawn_line(line) : line + "\n");
       }
     }
     for (const verify_target& target : isolated_targets(opt, *model, run.device)) {
@@ -573,7 +575,7 @@ void run_fuzz(verify_run& run, const std::vector<const model_entry*>& models) {
                                              model->id, opt.inputs.empty() ? "all" : opt.inputs,
                                              opt.params.empty() ? "both regimes of" : opt.params));
   }
-  if (run.tty) fmt::print(stderr, "\n");
+  if (run.tty) fmt::print(stderr, "{}", format::cleared_line);  // the table follows on a clean line
 }
 
 /// One given config (--config), with `cases` seeds, or exactly the --case-seed; or a user's tensors.
@@ -640,6 +642,7 @@ void run_bundle(verify_run& run, const std::string& path, const loaded_bundle& b
              meta.mismatches.empty() ? "" : meta.mismatches.dump());
   for (const verify_target& target : verify_targets(model, run.device)) {
     if (target.candidate.name != meta.implementation) continue;
+    if (run.stop_requested(0, 1)) return;  // stopped before its one case: written with none
     if (target.is_reference) {
       check_reference(run, model, target, 0, recipe, c.first);
       return;
@@ -825,6 +828,11 @@ void require_only_exists(const verify_options& opt, const std::vector<const mode
 
 int run(const options& opt) {
   validate(opt);
+  // From here on SIGINT (Ctrl-C) and SIGTERM (a time box) stop the run after its current case: the
+  // finished cases are kept, the table printed, --json and --junit written and marked incomplete,
+  // and the exit status is 128 + the signal (130, 143), as bench does. Made before the plug-ins load
+  // and the plan is made: a signal before the first case writes the files with 0 cases.
+  const interrupt_guard stop_after_case;
   plugin::load_plugins(plugin::plugin_paths(opt.plugins));
   std::optional<json> given;
   if (!opt.config.empty()) given = read_config_argument(opt.config);
@@ -864,10 +872,6 @@ int run(const options& opt) {
   if (!opt.json_out.empty()) require_writable_file(opt.json_out, "--json");
   if (!opt.junit_out.empty()) require_writable_file(opt.junit_out, "--junit");
 
-  // From here on SIGINT (Ctrl-C) and SIGTERM (a time box) stop the run after its current case: the
-  // finished cases are kept, the table printed, --json and --junit written and marked incomplete,
-  // and the exit status is 128 + the signal (130, 143), as bench does.
-  const interrupt_guard stop_after_case;
   verify_run run{opt, device, checks, {}, isatty(fileno(stderr)) != 0};
   if (!opt.case_stream.empty()) {
     run.stream = std::make_unique<std::ofstream>(opt.case_stream, std::ios::app);
@@ -944,6 +948,7 @@ int run(const options& opt) {
   // The table and verdict go to stdout, unless an output is "-" (stdout): then to stderr, so that
   // stdout holds the JSON or the XML alone.
   std::ostream& human = opt.json_out == "-" || opt.junit_out == "-" ? std::cerr : std::cout;
+  const final_writes_guard writing;  // no Ctrl-C cuts the table, the files or `-`'s stdout short
   print_verify_table(run.report, human, opt.wide);
   if (!opt.json_out.empty()) write_output(opt.json_out, verify_report_to_json(run.report).dump(2) + "\n");
   if (!opt.junit_out.empty()) {
