@@ -20,10 +20,11 @@ check "#15's 1.13 ms -> 873 us step is printed" grep -q "NVIDIA H100 80GB HBM3 c
 check "the H100 and the H200 are both there" grep -q "NVIDIA H200" "$tmp/all/history.md"
 check "older files say they have no source digest" grep -q "no source digest" "$tmp/all/history.md"
 
-# Provenance: a copy of a committed run whose digest names no commit (its sources were edited) is
+# Provenance: a copy of a committed run (the H200 baseline of 62520d2, kept as a fixture: a file from
+# before digests) whose digest names no commit (its sources were edited) is
 # shown as a mismatch, by history and by compare; compare's exit status does not change for it.
 mkdir -p "$tmp/edited"
-python3 - "$src/reports/nvidia-h200/results.json" "$tmp/edited/results.json" <<'PY'
+python3 - "$src/property_tests/fixtures/baseline-nvidia-h200-62520d2.json" "$tmp/edited/results.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 doc["environment"]["source_digest"] = "0" * 64
@@ -33,7 +34,7 @@ PY
 "$fb" history "$tmp/edited" --repo "$src" --out "$tmp/edited-history" >"$tmp/edited.log" 2>&1
 check "history of an edited run exits 0" test $? -eq 0
 check "history shows the digest mismatch" grep -q "DIGEST MISMATCH: recorded 87e7d8a9b8f64190e2f725667b3b2f037904a3ea-dirty, and no commit of the repository has these sources" "$tmp/edited-history/history.md"
-"$fb" compare "$src/reports/nvidia-h200/results.json" "$tmp/edited/results.json" --allow-different-gpu >"$tmp/compare.log" 2>&1
+"$fb" compare "$src/property_tests/fixtures/baseline-nvidia-h200-62520d2.json" "$tmp/edited/results.json" --allow-different-gpu >"$tmp/compare.log" 2>&1
 rc=$?
 check "compare names both files' provenance" grep -q "^Provenance: BASE commit 87e7d8a9b8f64190e2f725667b3b2f037904a3ea-dirty: no source digest" "$tmp/compare.log"
 # CUR lies outside the repository, BASE inside it: the repository holding BASE checks CUR too.

@@ -263,6 +263,7 @@ TEST(results_io, version_1_files_read_as_complete_runs) {
   EXPECT_EQ(again["complete"], true);
   for (const char* baseline : {"nvidia-h200.json", "nvidia-h100-80gb-hbm3.json"})
     EXPECT_NO_THROW((void)load_results(fs::path(FUSEBENCH_REPORTS_DIR) / "baselines" / baseline)) << baseline;
+  EXPECT_NO_THROW((void)load_results(fs::path(FUSEBENCH_FIXTURE_DIR) / "baseline-nvidia-h200-62520d2.json"));
 }
 
 TEST(results_io, contents_no_run_can_produce_are_refused_naming_the_field) {

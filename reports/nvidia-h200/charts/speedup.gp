@@ -10,8 +10,8 @@ set grid
 set title 'Fused speedup over libtorch, config default: median ratio with 95% bootstrap interval'
 set ylabel 'speedup (log scale)'
 set logscale y
-set yrange [0.666667:201.411]
-set xrange [-0.5:1.5]
+set yrange [0.666667:203.099]
+set xrange [-0.5:4.5]
 set xtics rotate by -20
 set key below
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dashtype 2

@@ -11,9 +11,11 @@ set title 'convt3d_ln_gelu_scale (KernelBench #34): median time vs problem size,
 set xlabel 'problem size (elements)'
 set ylabel 'median time [ms]'
 set logscale xy
-set xrange [2.23696e+07:4.02653e+08]
-set yrange [0.792201:43.3719]
-set xtics ('33.6M' 3.35544e+07, '67.1M' 6.71089e+07, '67.1M' 6.71089e+07, '134.2M' 1.34218e+08, '268.4M' 2.68435e+08)
+set xrange [2.23696e+07:8.05306e+08]
+set yrange [0.161096:86.8888]
+set xtics ('33.6M' 3.35544e+07, '67.1M' 6.71089e+07, '67.1M' 6.71089e+07, '134.2M' 1.34218e+08, '268.4M' 2.68435e+08, '536.9M' 5.36871e+08)
 set key below
 plot 'time_vs_size_convt3d_ln_gelu_scale.dat' index 0 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref', \
-     'time_vs_size_convt3d_ln_gelu_scale.dat' index 1 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref_tf32'
+     'time_vs_size_convt3d_ln_gelu_scale.dat' index 1 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref_tf32', \
+     'time_vs_size_convt3d_ln_gelu_scale.dat' index 2 using 1:2:3:4 with yerrorlines pointtype 7 title 'fused_cuda', \
+     'time_vs_size_convt3d_ln_gelu_scale.dat' index 3 using 1:2 with lines dashtype 2 linecolor rgb 'gray40' title 'roofline floor (fused algorithm)'

@@ -12,8 +12,10 @@ set xlabel 'problem size (elements)'
 set ylabel 'median time [ms]'
 set logscale xy
 set xrange [4.42368e+06:1.59252e+08]
-set yrange [0.60262:113.537]
+set yrange [0.0402724:113.435]
 set xtics ('6.6M' 6.63552e+06, '9.8M' 9.8304e+06, '26.5M' 2.65421e+07, '53.1M' 5.30842e+07, '106.2M' 1.06168e+08)
 set key below
 plot 'time_vs_size_convt3d_scale_bn_gap.dat' index 0 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref', \
-     'time_vs_size_convt3d_scale_bn_gap.dat' index 1 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref_tf32'
+     'time_vs_size_convt3d_scale_bn_gap.dat' index 1 using 1:2:3:4 with yerrorlines pointtype 7 title 'ref_tf32', \
+     'time_vs_size_convt3d_scale_bn_gap.dat' index 2 using 1:2:3:4 with yerrorlines pointtype 7 title 'fused_cuda', \
+     'time_vs_size_convt3d_scale_bn_gap.dat' index 3 using 1:2 with lines dashtype 2 linecolor rgb 'gray40' title 'roofline floor (fused algorithm)'
