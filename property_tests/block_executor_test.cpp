@@ -12,7 +12,7 @@
 #include "fused/conv3d/mma_fp64_tile.cuh"
 #include "fused/conv3d/simt_fp32_tile.cuh"
 #include "fused/convt3d_bn_sub/epilogue.cuh"
-#include "fused/convt3d_ln_gelu_scale/plan.h"
+#include "fused/convt3d_ln_gelu_scale/epilogue.cuh"
 #include "fused/exec/block_program.cuh"
 
 namespace {

@@ -23,7 +23,7 @@
 #include "fused/arch/mma_f64.cuh"
 #include "fused/conv3d/mma_fp64_tile.cuh"
 #include "fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale.h"
-#include "fused/convt3d_ln_gelu_scale/plan.h"
+#include "fused/convt3d_ln_gelu_scale/epilogue.cuh"
 #include "fused/math/convt_phase.cuh"
 
 #include "property_tests/convt3d_test_inputs.h"

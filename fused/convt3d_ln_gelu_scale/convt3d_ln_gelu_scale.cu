@@ -42,7 +42,7 @@
 #include <string>
 
 #include "fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale.h"
-#include "fused/convt3d_ln_gelu_scale/plan.h"
+#include "fused/convt3d_ln_gelu_scale/epilogue.cuh"
 #include "fused/exec/device_exec.cuh"
 #include "fused/runtime/cuda_check.h"
 #include "fused/runtime/device_info.h"

@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale.h"
-#include "fused/convt3d_ln_gelu_scale/plan.h"
+#include "fused/convt3d_ln_gelu_scale/epilogue.cuh"
 #include "fused/exec/host_parallel.h"
 #include "fused/runtime/plan_util.h"
 

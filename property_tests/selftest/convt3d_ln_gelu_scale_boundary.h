@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "fused/convt3d_ln_gelu_scale/plan.h"
+#include "fused/convt3d_ln_gelu_scale/epilogue.cuh"
 #include "property_tests/selftest/boundary.h"
 
 namespace fb::boundary::convt3d_ln_gelu_scale {
