@@ -497,6 +497,24 @@ TEST(EquivalenceDoubles, OffByTheCaseWideAllowanceAtEveryElementFails) {
   }
 }
 
+/// The 4800d2d gate's shrunk #34 case: k 1, W' = 6, near-constant inputs, a bias; conditioning ~1e4.
+fb::gen::case_recipe shrunk_4800d2d_case() {
+  fb::gen::case_recipe recipe;
+  recipe.config = fb::json::parse(R"({"batch_size":1,"bias":true,"depth":4,"eps":1e-05,"height":6,"in_channels":5,)"
+                              R"("kernel_size":1,"out_channels":6,"padding":1,"scaling_factor":-3.0,"stride":1,"width":8})");
+  recipe.seed = 0;
+  recipe.inputs = fb::input_distribution::near_constant;
+  recipe.params = fb::ref::param_init::randomized;
+  return recipe;
+}
+
+/// A model's fused host executor (null when it has none).
+const implementation* cpu_fused(const fb::model_entry& m) {
+  for (const implementation& impl : m.fused)
+    if (impl.device == fb::device_kind::cpu) return &impl;
+  return nullptr;
+}
+
 TEST(EquivalenceDoubles, OneRoundingOfTheConvOutputIsAllowedWhateverPyTorchsLuckInASmallGroup) {
   // The 4800d2d gate's shrunk #34 case (k 1, W' = 6, near-constant inputs, a bias; conditioning
   // ~1e4): in some 6-value LayerNorm row PyTorch's fp32 happens to be closer to fp64 than one
@@ -505,15 +523,8 @@ TEST(EquivalenceDoubles, OneRoundingOfTheConvOutputIsAllowedWhateverPyTorchsLuck
   // rounding's own effect beside it (model_entry::fp64_rounded_conv).
   fb::model_entry ln = fb::find_model("convt3d_ln_gelu_scale");
   ASSERT_TRUE(ln.fp64_rounded_conv);
-  fb::gen::case_recipe recipe;
-  recipe.config = fb::json::parse(R"({"batch_size":1,"bias":true,"depth":4,"eps":1e-05,"height":6,"in_channels":5,)"
-                              R"("kernel_size":1,"out_channels":6,"padding":1,"scaling_factor":-3.0,"stride":1,"width":8})");
-  recipe.seed = 0;
-  recipe.inputs = fb::input_distribution::near_constant;
-  recipe.params = fb::ref::param_init::randomized;
-  const implementation* fused = nullptr;
-  for (const implementation& impl : ln.fused)
-    if (impl.device == fb::device_kind::cpu) fused = &impl;
+  const fb::gen::case_recipe recipe = shrunk_4800d2d_case();
+  const implementation* fused = cpu_fused(ln);
   ASSERT_NE(fused, nullptr);
   const check_result with = fb::check_equivalence(ln, *fused, fb::prepare_case(ln, recipe, fb::device_kind::cpu));
   EXPECT_EQ(with.result, fb::outcome::passed) << with.message;
@@ -530,15 +541,8 @@ TEST(EquivalenceDoubles, JudgeOutputIsVerifysRuleForBenchAndPeersToo) {
   // executor's output passes it, and fails the rule they used before (per element, no floor): a
   // correct kernel's timed output or a peer's output would have been called wrong there.
   const fb::model_entry& ln = fb::find_model("convt3d_ln_gelu_scale");
-  fb::gen::case_recipe recipe;
-  recipe.config = fb::json::parse(R"({"batch_size":1,"bias":true,"depth":4,"eps":1e-05,"height":6,"in_channels":5,)"
-                              R"("kernel_size":1,"out_channels":6,"padding":1,"scaling_factor":-3.0,"stride":1,"width":8})");
-  recipe.seed = 0;
-  recipe.inputs = fb::input_distribution::near_constant;
-  recipe.params = fb::ref::param_init::randomized;
-  const implementation* fused = nullptr;
-  for (const implementation& impl : ln.fused)
-    if (impl.device == fb::device_kind::cpu) fused = &impl;
+  const fb::gen::case_recipe recipe = shrunk_4800d2d_case();
+  const implementation* fused = cpu_fused(ln);
   ASSERT_NE(fused, nullptr);
   const fb::judged_case c = fb::prepare_case(ln, recipe, fb::device_kind::cpu);
   const check_result r = fb::check_equivalence(ln, *fused, c);
