@@ -5,13 +5,7 @@
 set -u
 fb="$1"
 src="$2"
-fail=0
-check() {  # check NAME CONDITION...
-  local name="$1"; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"  # fail, check NAME CONDITION..., $tmp
 
 "$fb" history "$src/reports" --out "$tmp/all" >"$tmp/all.log" 2>&1
 check "history of reports/ exits 0" test $? -eq 0

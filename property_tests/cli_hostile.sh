@@ -5,13 +5,7 @@
 # results.json, and the exit classes of bad output folders. Usage: cli_hostile.sh FUSEBENCH
 set -u
 fb="$1"
-fail=0
-check() {  # check NAME CONDITION...
-  local name="$1"; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"  # fail, check NAME CONDITION..., $tmp
 cd "$tmp" || exit 1
 
 # refused NAME ARGS...: exit 2, one line on stderr, and within seconds (timeout: a hang is a failure too).

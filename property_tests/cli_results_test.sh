@@ -6,13 +6,7 @@
 # a CI log, '-' is stdout, and seeds in JSON are decimal strings. Usage: cli_results_test.sh FUSEBENCH
 set -u
 fb="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"  # absolute: the test runs in a scratch folder
-fail=0
-check() {  # check NAME CONDITION...
-  local name="$1"; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"  # fail, check NAME CONDITION..., $tmp
 cd "$tmp" || exit 1
 py=""
 for p in /usr/bin/python3 python3; do

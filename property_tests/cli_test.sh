@@ -3,13 +3,7 @@
 # Every registered model is taken from `fusebench list --json`, so a new model is covered without an edit.
 set -u
 fb="$1"
-fail=0
-check() {  # check NAME CONDITION...
-  local name="$1"; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"  # fail, check NAME CONDITION..., $tmp
 
 # A python3 with Debian's torch (python3-torch), for the torch.save interop check; the first that imports it.
 py=""

@@ -9,13 +9,7 @@
 # Usage: ctest_resources_test.sh BUILD_DIR REPO_ROOT GPU_TEST_BINARY
 set -u
 build="$1" root="$2" gpu_test_binary="$3"
-fail=0
-check() {  # check NAME CONDITION...
-  local name="$1"; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"  # fail, check NAME CONDITION..., $tmp
 
 # 1. The properties of this build's tests, as ctest itself reports them (--show-only runs nothing).
 # It reads a copy of the build's test files: even --show-only rewrites Testing/Temporary/LastTest.log,

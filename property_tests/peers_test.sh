@@ -11,13 +11,7 @@ if [[ -z "$py" ]]; then
   echo "SKIPPED: no Python with torch was found at configure time (Debian: apt-get install python3-torch)"
   exit 77
 fi
-fail=0
-check() {  # check NAME CONDITION...
-  local name="$1"; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"  # fail, check NAME CONDITION..., $tmp
 # Two models: a 2-D one and a training-mode BatchNorm one (whose buffers the peer updates every call).
 configs='[{"model": "44", "label": "default", "config": {"in_channels": 3, "out_channels": 4, "kernel_size": 3,
   "stride": 2, "padding": 1, "output_padding": 1, "multiplier": 0.5, "batch_size": 2, "height": 8, "width": 8}},

@@ -12,13 +12,7 @@ fb="$1"
 dir="${2#--plugin-dir=}"
 examples="${3#--examples=}"
 part="${4:-all}"
-fail=0
-check() {  # check NAME CONDITION...
-  local name="$1"; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"  # fail, check NAME CONDITION..., $tmp
 correct="$examples/libmul_gap_border_sums.so"
 k3="$examples/libmul_gap_k3.so"
 # row FILE MODEL IMPL FIELD: a count of one row of a verify --json file ("" when the row is missing).

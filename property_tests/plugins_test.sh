@@ -9,13 +9,7 @@ set -u
 fb="$1"
 dir="${2#--plugin-dir=}"
 part="${3:-all}"
-fail=0
-check() {  # check NAME CONDITION...
-  local name="$1"; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"  # fail, check NAME CONDITION..., $tmp
 correct="$dir/libmul_gap_border_sums.so"
 k3="$dir/libmul_gap_k3.so"
 no_border="$dir/libmul_gap_no_border.so"
