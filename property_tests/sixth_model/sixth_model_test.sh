@@ -7,13 +7,7 @@
 set -u
 fb6="$1"
 fb="$2"
-fail=0
-check() {  # check NAME CONDITION...
-  local name="$1"; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"  # fail, check NAME CONDITION..., $tmp
 
 # The real fusebench: the five models only.
 "$fb" list >"$tmp/real.txt" 2>&1
