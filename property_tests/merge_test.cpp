@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <csignal>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,6 +15,8 @@
 #include "harness/detail/remove_tree.h"
 #include "harness/device/gpu_assignment.h"
 #include "harness/fan_out/device_fan_out.h"
+#include "harness/fan_out/fan_out.h"
+#include "harness/process/exit_status.h"
 #include "harness/results/results_merge.h"
 #include "harness/results/shard.h"
 #include "harness/verify/verify_report.h"
@@ -195,6 +199,30 @@ TEST(devices, a_shard_process_sees_its_gpu_and_its_share_of_the_cores) {
             (std::vector<std::string>{"CUDA_VISIBLE_DEVICES=0", "OMP_NUM_THREADS=2", "FUSEBENCH_SHARED_GPU=4"}));
   EXPECT_EQ(fan_out::shard_environment(stale, "0", 2, 1),
             (std::vector<std::string>{"CUDA_VISIBLE_DEVICES=0", "OMP_NUM_THREADS=2"}));
+}
+
+TEST(devices, a_shard_stopped_by_the_signal_passed_on_is_not_an_error) {
+  fan_out::fan_out_run run;
+  run.processes.resize(3);
+  run.exits.resize(3);
+  run.exits[0].exit_code = 130;  // wrote its file, then exited as the shell's "killed by SIGINT"
+  run.exits[1].exit_code = -1;   // killed by the SIGINT itself, before its handler was installed
+  run.exits[1].signal = SIGINT;
+  run.exits[2].exit_code = 1;    // finished its piece with a failing case
+  run.interrupted_by = SIGINT;
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fan_out::exit_status(run), exit_ok);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "") << "a Ctrl-C the user pressed is not a shard's error";
+  // Without the interrupt, or by another signal, it is a crash of that shard.
+  run.exits[1].signal = SIGSEGV;
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fan_out::exit_status(run), exit_failure);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("killed by signal 11"), std::string::npos);
+  run.exits[1].signal = SIGINT;
+  run.interrupted_by = 0;
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fan_out::exit_status(run), exit_failure);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("killed by signal 2"), std::string::npos);
 }
 
 // ---- bench results --------------------------------------------------------------------------------

@@ -90,8 +90,11 @@ int exit_status(const fan_out_run& run) {
   int status = exit_ok;
   for (std::size_t i = 0; i < run.exits.size(); ++i) {
     const shard_exit& e = run.exits[i];
-    const bool stopped = run.interrupted_by != 0 && e.exit_code == 128 + run.interrupted_by;
-    if (e.signal != 0 || (e.exit_code != exit_ok && e.exit_code != exit_failure && !stopped)) {
+    // Stopped by the signal passed on: it exited 128 + that signal after writing what it finished, or
+    // the signal killed it before its own handler was installed (a Ctrl-C in its first second).
+    const bool stopped =
+        run.interrupted_by != 0 && (e.exit_code == 128 + run.interrupted_by || e.signal == run.interrupted_by);
+    if (!stopped && (e.signal != 0 || (e.exit_code != exit_ok && e.exit_code != exit_failure))) {
       print_error("shard process " + describe_exit(run.processes[i], e));
       status = std::max(status, e.exit_code == exit_usage ? exit_usage : exit_failure);
     }
