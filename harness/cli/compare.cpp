@@ -86,7 +86,7 @@ int run_compare(const compare_options& options) {
     if (!options.out.empty() && options.out != "-")
       fb::detail::write_file_atomically(options.out, table.str() + "\n" + summary + "\n");
     fmt::print("{}\n{}\n", table.str(), summary);
-    return result.has_failure() ? exit_failure : exit_ok;
+    return result.has_failure() || result.judged_nothing() ? exit_failure : exit_ok;
   } catch (const std::exception& e) {
     fmt::print(stderr, "fusebench: error: {}\n", e.what());
     return exit_usage;

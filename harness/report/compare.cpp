@@ -90,6 +90,10 @@ bool comparison::has_failure() const {
   return std::any_of(cases.begin(), cases.end(), [](const case_comparison& c) { return c.failing; });
 }
 
+bool comparison::judged_nothing() const {
+  return std::none_of(cases.begin(), cases.end(), [](const case_comparison& c) { return c.gated; });
+}
+
 std::size_t comparison::count(verdict v) const {
   return static_cast<std::size_t>(
       std::count_if(cases.begin(), cases.end(), [v](const case_comparison& c) { return c.result == v; }));
@@ -240,6 +244,10 @@ std::string comparison_summary(const comparison& c) {
   std::string head;
   if (c.has_regression())
     head = fmt::format("REGRESSION: {} slower, {} newly failing; {}", c.count(verdict::slower, true), newly_failing,
+                       counts);
+  else if (c.judged_nothing())
+    head = fmt::format("NOTHING UNDER TEST: neither file holds a case that can fail the comparison (a fused or "
+                       "plug-in implementation; --all-impls gates the references), so no regression could be seen; {}",
                        counts);
   else if (c.has_failure())
     head = fmt::format("FAIL: no slower case found, but {} does not cover {}; {}", c.settings.cur_name,

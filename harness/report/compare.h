@@ -67,6 +67,9 @@ struct comparison {
   /// True when any case fails the comparison: a regression, or a missing or undecided case that the
   /// settings do not allow (exit status 1).
   [[nodiscard]] bool has_failure() const;
+  /// True when no case can fail the comparison (only references or peers, without --all-impls):
+  /// nothing was judged, which is not a pass (exit status 1).
+  [[nodiscard]] bool judged_nothing() const;
   /// Number of cases with verdict `v` [count].
   [[nodiscard]] std::size_t count(verdict v) const;
   /// Number of cases with verdict `v` that can fail the comparison (`gated`), or that cannot [count].
