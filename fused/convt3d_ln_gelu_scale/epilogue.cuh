@@ -71,8 +71,11 @@ struct ln_policy {
 
   /// A warp's accumulators after a position pass: y = fp32(bias + sum) into the row buffer (each
   /// output of the block is one lane's value in one pass; the rows are whole after the last w
-  /// phase), rounded once. Positions are worked out once per fragment row (2 per m tile), not per
-  /// value.
+  /// phase), rounded once. A lane's channels are the same in every m tile and fragment row: their
+  /// offsets in the buffer and whether each is an output are worked out once per store, its
+  /// positions once per fragment row, so a value costs its rounding, one add and the store (ncu,
+  /// 2026-11-29: per value, the offset rebuilt from the plan's fields cost ~8 instructions, a
+  /// quarter of the tile's time outside the k16 loops).
   template <class W, class State>
   FB_HOST_DEVICE void store(const W& w, const State& st, const conv3d::mma_fp64::block_pos& bp,
                             const conv3d::mma_fp64::pass_pos& pp, int warp,
@@ -81,24 +84,33 @@ struct ln_policy {
     const int warp_row = warp / g.warp_cols, warp_col = warp % g.warp_cols;
     // x_area: the last pass of a last_into_x plan (conv_block), the last w phase's own rows.
     float* buf = x_area != nullptr ? reinterpret_cast<float*>(x_area) : rows(region) + phase_offset(g, pp.rw);
-    const int stride = pl.row_stride;
-    FB_UNROLL
-    for (int mt = 0; mt < conv3d::mma_fp64::k_mt; ++mt)
-      for (int l = 0; l < W::k_lanes; ++l)
+    const int stride = pl.row_stride, h_row_floats = pl.group_ch * pl.row_stride;
+    for (int l = 0; l < W::k_lanes; ++l) {
+      int ch_offset[conv3d::mma_fp64::k_nt][2];  // C values e and 2 + e: the same channel
+      bool ch_live[conv3d::mma_fp64::k_nt][2];
+      FB_UNROLL
+      for (int nt = 0; nt < conv3d::mma_fp64::k_nt; ++nt)
+        FB_UNROLL
+        for (int e = 0; e < 2; ++e) {
+          const int ch = conv3d::mma_fp64::tile_channel(warp_col, nt, w.lane(l), e);
+          ch_offset[nt][e] = ch * stride;
+          ch_live[nt][e] = ch < bp.n_ch;
+        }
+      FB_UNROLL
+      for (int mt = 0; mt < conv3d::mma_fp64::k_mt; ++mt)
         FB_UNROLL
         for (int h = 0; h < 2; ++h) {  // C values 2h and 2h + 1: fragment row g + 8h
           const int m = conv3d::mma_fp64::tile_position(warp_row, mt, w.lane(l), 2 * h);
           if (m >= pp.n) continue;
           const int pos = pp.m0 + m;
-          float* at = buf + (pos / pp.n_qw) * pl.group_ch * stride + pos % pp.n_qw;
+          float* at = buf + (pos / pp.n_qw) * h_row_floats + pos % pp.n_qw;
           FB_UNROLL
           for (int nt = 0; nt < conv3d::mma_fp64::k_nt; ++nt)
             FB_UNROLL
-            for (int e = 0; e < 2; ++e) {
-              const int ch = conv3d::mma_fp64::tile_channel(warp_col, nt, w.lane(l), 2 * h + e);
-              if (ch < bp.n_ch) at[ch * stride] = static_cast<float>(st.acc[mt][nt][l][2 * h + e]);
-            }
+            for (int e = 0; e < 2; ++e)
+              if (ch_live[nt][e]) at[ch_offset[nt][e]] = static_cast<float>(st.acc[mt][nt][l][2 * h + e]);
         }
+    }
   }
 
   /// gamma, beta, the biases and each w' value's place in a row, the same for every row and tile: worked out
