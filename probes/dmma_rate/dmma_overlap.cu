@@ -1,0 +1,196 @@
+// Does a warp's fp64 MMA stream hold back other warps on its scheduler? #34's kernel takes the
+// DMMA pipe's time plus the rest of its tiles' time, never their overlap
+// (reports/nvidia-h200/probe-2026-11-29-loops-and-rest/): this asks the hardware directly.
+//
+// One block of 8 warps per SM: warps 0-3 ("MMA warps", one per scheduler: warp w runs on
+// scheduler w % 4) run a stream of mma.sync.m16n8k16.f64 on register operands, 4 independent
+// accumulators (dmma_rate's case that keeps the pipe at its rate); warps 4-7 ("work warps", one per
+// scheduler) run a fixed amount of one kind of ordinary work, timed by clock64:
+//   imad-chain  dependent integer multiply-adds (the ALU/FMA pipes' latency)
+//   imad-ilp    8 independent integer multiply-add chains (issue throughput)
+//   ffma-chain  dependent fp32 FMAs
+//   lds-chain   dependent shared-memory loads (a pointer chase: shared memory's latency)
+//   dadd-chain  dependent fp64 adds (the fp64 pipe, which the DMMAs share on sm_90)
+// Each kind runs with the MMA warps idle and with them streaming (they run at least as long as the
+// work warps); the work warps' cycles per step, median over the SMs, both ways, and their ratio.
+// Then the other direction: the MMA warps' cycles per round of 4 MMAs alone, and with the work
+// warps repeating each kind beside them until they are done.
+//
+//   dmma_overlap [--steps N]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "fused/runtime/cuda_check.h"
+#include "probes/probe_main.h"
+
+enum work_kind { imad_chain, imad_ilp, ffma_chain, lds_chain, dadd_chain, n_kinds };
+static const char* const kind_names[n_kinds] = {"imad-chain", "imad-ilp", "ffma-chain", "lds-chain", "dadd-chain"};
+
+constexpr int kLdsRing = 1024;  // ints in the shared-memory pointer ring
+
+__device__ __forceinline__ void mma_round(double (&acc)[4][4], const double (&a)[8], const double (&b)[4]) {
+#pragma unroll
+  for (int c = 0; c < 4; ++c)
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
+        "{%12,%13,%14,%15}, {%0,%1,%2,%3};"
+        : "+d"(acc[c][0]), "+d"(acc[c][1]), "+d"(acc[c][2]), "+d"(acc[c][3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
+          "d"(b[1]), "d"(b[2]), "d"(b[3]));
+}
+
+/// The work warps' steps of kind `kind`; returns a value that depends on every step.
+__device__ __forceinline__ long long work(int kind, int steps, const int* ring, int seed) {
+  long long r = 0;
+  if (kind == imad_chain) {
+    unsigned v = seed;
+    for (int i = 0; i < steps; ++i) v = v * 1664525u + 1013904223u;
+    r = v;
+  } else if (kind == imad_ilp) {
+    unsigned v[8];
+    for (int k = 0; k < 8; ++k) v[k] = seed + k;
+    for (int i = 0; i < steps; i += 8)
+#pragma unroll
+      for (int k = 0; k < 8; ++k) v[k] = v[k] * 1664525u + 1013904223u;
+    for (int k = 0; k < 8; ++k) r += v[k];
+  } else if (kind == ffma_chain) {
+    float f = 1.0f + 1e-7f * seed;
+    for (int i = 0; i < steps; ++i) f = fmaf(f, 0.9999999f, 1e-7f);
+    r = __float_as_int(f);
+  } else if (kind == lds_chain) {
+    int p = seed % kLdsRing;
+    for (int i = 0; i < steps; ++i) p = ring[p];
+    r = p;
+  } else {
+    double d = 1.0 + 1e-9 * seed;
+    for (int i = 0; i < steps; ++i) d = __dadd_rn(d, 1e-12);
+    r = __double_as_longlong(d);
+  }
+  return r;
+}
+
+__global__ void __launch_bounds__(256, 1)
+    overlap_kernel(int kind, int steps, int mma_rounds, long long* work_cycles, double* sink) {
+  __shared__ int ring[kLdsRing];
+  for (int i = threadIdx.x; i < kLdsRing; i += blockDim.x) ring[i] = (i * 97 + 31) % kLdsRing;  // one cycle through all
+  __syncthreads();
+  const int warp = threadIdx.x / 32;
+  if (warp < 4) {
+    if (mma_rounds == 0) return;
+    double acc[4][4] = {}, a[8], b[4];
+    for (int v = 0; v < 8; ++v) a[v] = 1.0 + 1e-3 * (threadIdx.x + v);
+    for (int v = 0; v < 4; ++v) b[v] = 1.0 - 1e-3 * (threadIdx.x + v);
+    for (int i = 0; i < mma_rounds; ++i) mma_round(acc, a, b);
+    double s = 0.0;
+    for (int c = 0; c < 4; ++c)
+      for (int v = 0; v < 4; ++v) s += acc[c][v];
+    if (s == 12345.678) sink[threadIdx.x] = s;
+    return;
+  }
+  // Let the MMA warps start first.
+  const long long t_wait = clock64();
+  while (clock64() - t_wait < 2000) {
+  }
+  const long long t0 = clock64();
+  const long long r = work(kind, steps, ring, threadIdx.x);
+  const long long t1 = clock64();
+  if (r == 0x7fffffff12345678ll) sink[threadIdx.x] = static_cast<double>(r);
+  if (threadIdx.x % 32 == 0) work_cycles[blockIdx.x * 4 + (warp - 4)] = t1 - t0;
+}
+
+/// The other direction: the MMA warps run `mma_rounds` rounds, timed; the work warps (when `work`)
+/// repeat their kind in slices of 64 steps until the MMA warps of their block are done.
+__global__ void __launch_bounds__(256, 1)
+    mma_beside_kernel(int kind, int work_on, int mma_rounds, long long* mma_cycles, double* sink) {
+  __shared__ int ring[kLdsRing];
+  __shared__ volatile int mma_done;
+  for (int i = threadIdx.x; i < kLdsRing; i += blockDim.x) ring[i] = (i * 97 + 31) % kLdsRing;
+  if (threadIdx.x == 0) mma_done = 0;
+  __syncthreads();
+  const int warp = threadIdx.x / 32;
+  if (warp < 4) {
+    double acc[4][4] = {}, a[8], b[4];
+    for (int v = 0; v < 8; ++v) a[v] = 1.0 + 1e-3 * (threadIdx.x + v);
+    for (int v = 0; v < 4; ++v) b[v] = 1.0 - 1e-3 * (threadIdx.x + v);
+    const long long t0 = clock64();
+    for (int i = 0; i < mma_rounds; ++i) mma_round(acc, a, b);
+    double s = 0.0;
+    for (int c = 0; c < 4; ++c)
+      for (int v = 0; v < 4; ++v) s += acc[c][v];
+    const long long t1 = clock64();
+    if (s == 12345.678) sink[threadIdx.x] = s;
+    if (threadIdx.x % 32 == 0) {
+      mma_cycles[blockIdx.x * 4 + warp] = t1 - t0;
+      atomicAdd(const_cast<int*>(&mma_done), 1);
+    }
+    return;
+  }
+  if (!work_on) return;
+  long long r = 0;
+  int seed = threadIdx.x;
+  while (mma_done < 4) r += work(kind, 64, ring, seed++);
+  if (r == 0x7fffffff12345678ll) sink[threadIdx.x] = static_cast<double>(r);
+}
+
+static double median_cycles(std::vector<long long> v, int steps) {
+  std::sort(v.begin(), v.end());
+  return static_cast<double>(v[v.size() / 2]) / steps;
+}
+
+static int probe(int argc, char** argv) {
+  int steps = 200000;
+  for (int i = 1; i + 1 < argc; i += 2)
+    if (!std::strcmp(argv[i], "--steps")) steps = std::atoi(argv[i + 1]);
+  cudaDeviceProp prop{};
+  FB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  const int sms = prop.multiProcessorCount;
+  long long* cycles;
+  double* sink;
+  FB_CUDA_CHECK(cudaMalloc(&cycles, sizeof(long long) * 4 * sms));
+  FB_CUDA_CHECK(cudaMalloc(&sink, sizeof(double) * 256));
+  std::vector<long long> host(4 * static_cast<std::size_t>(sms));
+  std::printf("DMMAOVERLAP %s, %d SMs: one block of 8 warps per SM; 4 MMA warps (m16n8k16 f64, 4 chains) and 4 work warps, one of each per scheduler\n",
+              prop.name, sms);
+  for (int kind = 0; kind < n_kinds; ++kind) {
+    double per_step[2] = {0.0, 0.0};
+    for (int with_mma = 0; with_mma < 2; ++with_mma) {
+      // The MMA stream outlasts the work: a round of 4 MMAs is >= 256 cycles at the pipe's rate,
+      // so steps / 2 rounds cover >= 128 cycles a step, several times what any kind takes alone.
+      const int rounds = with_mma ? std::max(1, steps / 2) : 0;
+      overlap_kernel<<<sms, 256>>>(kind, steps / 10, rounds / 10, cycles, sink);  // warm-up
+      overlap_kernel<<<sms, 256>>>(kind, steps, rounds, cycles, sink);
+      FB_CUDA_CHECK(cudaGetLastError());
+      FB_CUDA_CHECK(cudaDeviceSynchronize());
+      FB_CUDA_CHECK(cudaMemcpy(host.data(), cycles, sizeof(long long) * host.size(), cudaMemcpyDeviceToHost));
+      per_step[with_mma] = median_cycles(host, steps);
+    }
+    std::printf("DMMAOVERLAP %-10s  alone %7.2f cycles/step  beside the MMA stream %7.2f cycles/step  (x%.2f)\n",
+                kind_names[kind], per_step[0], per_step[1], per_step[1] / per_step[0]);
+  }
+  const int rounds = std::max(1, steps / 16);
+  std::vector<long long> mma(4 * static_cast<std::size_t>(sms));
+  for (int kind = 0; kind < n_kinds; ++kind) {
+    double per_round[2] = {0.0, 0.0};
+    for (int work_on = 0; work_on < 2; ++work_on) {
+      mma_beside_kernel<<<sms, 256>>>(kind, work_on, rounds / 10, cycles, sink);  // warm-up
+      mma_beside_kernel<<<sms, 256>>>(kind, work_on, rounds, cycles, sink);
+      FB_CUDA_CHECK(cudaGetLastError());
+      FB_CUDA_CHECK(cudaDeviceSynchronize());
+      FB_CUDA_CHECK(cudaMemcpy(mma.data(), cycles, sizeof(long long) * mma.size(), cudaMemcpyDeviceToHost));
+      per_round[work_on] = median_cycles(mma, rounds);
+    }
+    std::printf("DMMAOVERLAP MMA warps (4 m16n8k16 a round) alone %7.1f cycles/round  beside %-10s %7.1f cycles/round  (x%.2f)\n",
+                per_round[0], kind_names[kind], per_round[1], per_round[1] / per_round[0]);
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  return fb::probes::run_probe("dmma_overlap", [&] { return probe(argc, argv); });
+}
