@@ -294,8 +294,12 @@ RC_GTEST_PROP(FusedConvT3dLnGeluScaleMath, RowMomentsOfTwoSegmentsAreTheWholeRow
   const double eps = *rc::gen::element(1e-6, 1e-5, 0.5);
   std::mt19937_64 rng(*rc::gen::arbitrary<uint64_t>());
   std::normal_distribution<float> n01(0.0f, 1.0f);
+  std::uniform_int_distribution<int> scale(-40, 40);
   std::vector<float> row(static_cast<std::size_t>(n));
-  for (float& v : row) v = 3.0f + n01(rng);
+  // Magnitudes 2^-40..2^40 apart: the fp64 sums round, so a value summed into another partial than
+  // in the whole row changes the bits (with values of one magnitude they are exact in any order, and
+  // a misplaced second segment went unseen: the full mutant run of 2026-11-29).
+  for (float& v : row) v = std::ldexp(3.0f + n01(rng), scale(rng));
   // The two segments apart in memory, as in the kernel.
   const std::vector<float> a(row.begin(), row.begin() + region_row_values), b(row.begin() + region_row_values, row.end());
   const ln::detail::row_norm whole = ln::detail::row_moments(row.data(), n, eps);
