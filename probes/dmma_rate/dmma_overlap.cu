@@ -26,6 +26,7 @@
 #include <cstring>
 #include <vector>
 
+#include "fused/arch/mma_f64.cuh"
 #include "fused/runtime/cuda_check.h"
 #include "probes/probe_main.h"
 
@@ -34,15 +35,11 @@ static const char* const kind_names[n_kinds] = {"imad-chain", "imad-ilp", "ffma-
 
 constexpr int kLdsRing = 1024;  // ints in the shared-memory pointer ring
 
-__device__ __forceinline__ void mma_round(double (&acc)[4][4], const double (&a)[8], const double (&b)[4]) {
+/// A round: one MMA on each of the 4 accumulators (the project's one fp64 MMA, fused/arch/mma_f64.cuh).
+__device__ __forceinline__ void mma_round(double (&acc)[4][1][4], const double (&a)[1][8], const double (&b)[1][4]) {
+  const fb::fused::arch::mma::device_lane w{static_cast<int>(threadIdx.x % 32)};
 #pragma unroll
-  for (int c = 0; c < 4; ++c)
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
-        "{%12,%13,%14,%15}, {%0,%1,%2,%3};"
-        : "+d"(acc[c][0]), "+d"(acc[c][1]), "+d"(acc[c][2]), "+d"(acc[c][3])
-        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
-          "d"(b[1]), "d"(b[2]), "d"(b[3]));
+  for (int c = 0; c < 4; ++c) w.mma(acc[c], a, b);
 }
 
 /// The work warps' steps of kind `kind`; returns a value that depends on every step.
@@ -83,13 +80,13 @@ __global__ void __launch_bounds__(256, 1)
   const int warp = threadIdx.x / 32;
   if (warp < 4) {
     if (mma_rounds == 0) return;
-    double acc[4][4] = {}, a[8], b[4];
-    for (int v = 0; v < 8; ++v) a[v] = 1.0 + 1e-3 * (threadIdx.x + v);
-    for (int v = 0; v < 4; ++v) b[v] = 1.0 - 1e-3 * (threadIdx.x + v);
+    double acc[4][1][4] = {}, a[1][8], b[1][4];
+    for (int v = 0; v < 8; ++v) a[0][v] = 1.0 + 1e-3 * (threadIdx.x + v);
+    for (int v = 0; v < 4; ++v) b[0][v] = 1.0 - 1e-3 * (threadIdx.x + v);
     for (int i = 0; i < mma_rounds; ++i) mma_round(acc, a, b);
     double s = 0.0;
     for (int c = 0; c < 4; ++c)
-      for (int v = 0; v < 4; ++v) s += acc[c][v];
+      for (int v = 0; v < 4; ++v) s += acc[c][0][v];
     if (s == 12345.678) sink[threadIdx.x] = s;
     return;
   }
@@ -115,14 +112,14 @@ __global__ void __launch_bounds__(256, 1)
   __syncthreads();
   const int warp = threadIdx.x / 32;
   if (warp < 4) {
-    double acc[4][4] = {}, a[8], b[4];
-    for (int v = 0; v < 8; ++v) a[v] = 1.0 + 1e-3 * (threadIdx.x + v);
-    for (int v = 0; v < 4; ++v) b[v] = 1.0 - 1e-3 * (threadIdx.x + v);
+    double acc[4][1][4] = {}, a[1][8], b[1][4];
+    for (int v = 0; v < 8; ++v) a[0][v] = 1.0 + 1e-3 * (threadIdx.x + v);
+    for (int v = 0; v < 4; ++v) b[0][v] = 1.0 - 1e-3 * (threadIdx.x + v);
     const long long t0 = clock64();
     for (int i = 0; i < mma_rounds; ++i) mma_round(acc, a, b);
     double s = 0.0;
     for (int c = 0; c < 4; ++c)
-      for (int v = 0; v < 4; ++v) s += acc[c][v];
+      for (int v = 0; v < 4; ++v) s += acc[c][0][v];
     const long long t1 = clock64();
     if (s == 12345.678) sink[threadIdx.x] = s;
     if (threadIdx.x % 32 == 0) {
