@@ -42,6 +42,11 @@ __device__ __forceinline__ void mma_round(double (&acc)[4][1][4], const double (
   for (int c = 0; c < 4; ++c) w.mma(acc[c], a, b);
 }
 
+/// The block's shared-memory ring for lds-chain: one cycle through all kLdsRing entries.
+__device__ __forceinline__ void fill_ring(int* ring) {
+  for (int i = threadIdx.x; i < kLdsRing; i += blockDim.x) ring[i] = (i * 97 + 31) % kLdsRing;
+}
+
 /// The work warps' steps of kind `kind`; returns a value that depends on every step.
 __device__ __forceinline__ long long work(int kind, int steps, const int* ring, int seed) {
   long long r = 0;
@@ -75,7 +80,7 @@ __device__ __forceinline__ long long work(int kind, int steps, const int* ring, 
 __global__ void __launch_bounds__(256, 1)
     overlap_kernel(int kind, int steps, int mma_rounds, long long* work_cycles, double* sink) {
   __shared__ int ring[kLdsRing];
-  for (int i = threadIdx.x; i < kLdsRing; i += blockDim.x) ring[i] = (i * 97 + 31) % kLdsRing;  // one cycle through all
+  fill_ring(ring);
   __syncthreads();
   const int warp = threadIdx.x / 32;
   if (warp < 4) {
@@ -107,7 +112,7 @@ __global__ void __launch_bounds__(256, 1)
     mma_beside_kernel(int kind, int work_on, int mma_rounds, long long* mma_cycles, double* sink) {
   __shared__ int ring[kLdsRing];
   __shared__ volatile int mma_done;
-  for (int i = threadIdx.x; i < kLdsRing; i += blockDim.x) ring[i] = (i * 97 + 31) % kLdsRing;
+  fill_ring(ring);
   if (threadIdx.x == 0) mma_done = 0;
   __syncthreads();
   const int warp = threadIdx.x / 32;
@@ -135,9 +140,18 @@ __global__ void __launch_bounds__(256, 1)
   if (r == 0x7fffffff12345678ll) sink[threadIdx.x] = static_cast<double>(r);
 }
 
-static double median_cycles(std::vector<long long> v, int steps) {
+/// Runs `launch(scale)` once as a warm-up (scale 10: a tenth of the work) and once timed (scale 1),
+/// then returns the median over the 4 x sms per-warp cycle counts in `cycles`, divided by `per`.
+template <class Launch>
+static double median_cycles(const Launch& launch, const long long* cycles, int sms, int per) {
+  launch(10);
+  launch(1);
+  FB_CUDA_CHECK(cudaGetLastError());
+  FB_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<long long> v(4 * static_cast<std::size_t>(sms));
+  FB_CUDA_CHECK(cudaMemcpy(v.data(), cycles, sizeof(long long) * v.size(), cudaMemcpyDeviceToHost));
   std::sort(v.begin(), v.end());
-  return static_cast<double>(v[v.size() / 2]) / steps;
+  return static_cast<double>(v[v.size() / 2]) / per;
 }
 
 static int probe(int argc, char** argv) {
@@ -151,7 +165,6 @@ static int probe(int argc, char** argv) {
   double* sink;
   FB_CUDA_CHECK(cudaMalloc(&cycles, sizeof(long long) * 4 * sms));
   FB_CUDA_CHECK(cudaMalloc(&sink, sizeof(double) * 256));
-  std::vector<long long> host(4 * static_cast<std::size_t>(sms));
   std::printf("DMMAOVERLAP %s, %d SMs: one block of 8 warps per SM; 4 MMA warps (m16n8k16 f64, 4 chains) and 4 work warps, one of each per scheduler\n",
               prop.name, sms);
   for (int kind = 0; kind < n_kinds; ++kind) {
@@ -160,27 +173,20 @@ static int probe(int argc, char** argv) {
       // The MMA stream outlasts the work: a round of 4 MMAs is >= 256 cycles at the pipe's rate,
       // so steps / 2 rounds cover >= 128 cycles a step, several times what any kind takes alone.
       const int rounds = with_mma ? std::max(1, steps / 2) : 0;
-      overlap_kernel<<<sms, 256>>>(kind, steps / 10, rounds / 10, cycles, sink);  // warm-up
-      overlap_kernel<<<sms, 256>>>(kind, steps, rounds, cycles, sink);
-      FB_CUDA_CHECK(cudaGetLastError());
-      FB_CUDA_CHECK(cudaDeviceSynchronize());
-      FB_CUDA_CHECK(cudaMemcpy(host.data(), cycles, sizeof(long long) * host.size(), cudaMemcpyDeviceToHost));
-      per_step[with_mma] = median_cycles(host, steps);
+      per_step[with_mma] = median_cycles(
+          [&](int scale) { overlap_kernel<<<sms, 256>>>(kind, steps / scale, rounds / scale, cycles, sink); }, cycles, sms,
+          steps);
     }
     std::printf("DMMAOVERLAP %-10s  alone %7.2f cycles/step  beside the MMA stream %7.2f cycles/step  (x%.2f)\n",
                 kind_names[kind], per_step[0], per_step[1], per_step[1] / per_step[0]);
   }
   const int rounds = std::max(1, steps / 16);
-  std::vector<long long> mma(4 * static_cast<std::size_t>(sms));
   for (int kind = 0; kind < n_kinds; ++kind) {
     double per_round[2] = {0.0, 0.0};
     for (int work_on = 0; work_on < 2; ++work_on) {
-      mma_beside_kernel<<<sms, 256>>>(kind, work_on, rounds / 10, cycles, sink);  // warm-up
-      mma_beside_kernel<<<sms, 256>>>(kind, work_on, rounds, cycles, sink);
-      FB_CUDA_CHECK(cudaGetLastError());
-      FB_CUDA_CHECK(cudaDeviceSynchronize());
-      FB_CUDA_CHECK(cudaMemcpy(mma.data(), cycles, sizeof(long long) * mma.size(), cudaMemcpyDeviceToHost));
-      per_round[work_on] = median_cycles(mma, rounds);
+      per_round[work_on] = median_cycles(
+          [&](int scale) { mma_beside_kernel<<<sms, 256>>>(kind, work_on, rounds / scale, cycles, sink); }, cycles, sms,
+          rounds);
     }
     std::printf("DMMAOVERLAP MMA warps (4 m16n8k16 a round) alone %7.1f cycles/round  beside %-10s %7.1f cycles/round  (x%.2f)\n",
                 per_round[0], kind_names[kind], per_round[1], per_round[1] / per_round[0]);
