@@ -11,6 +11,18 @@
 //   ffma-chain  dependent fp32 FMAs
 //   lds-chain   dependent shared-memory loads (a pointer chase: shared memory's latency)
 //   dadd-chain  dependent fp64 adds (the fp64 pipe, which the DMMAs share on sm_90)
+//   dadd-ilp    8 independent fp64 add chains (the fp64 pipe's throughput beside the MMAs)
+//   cvt-ilp     8 independent chains of cvt.f64.f32 then cvt.rn.f32.f64 (two steps each: the
+//               conversions #34's loop and rest run, F2F on the XU pipe)
+//   ex2-ilp     8 independent chains of ex2.approx.f32 (MUFU, the GELU's)
+//   norm-fp64   #34's output per value, ln_gelu_scale (layer_norm.cuh: fp64 normalisation, GELU),
+//               8 values in flight
+//   norm-fp32   the same arithmetic in fp32 (wrong on purpose: the control without fp64)
+//   cvtup-ilp   8 independent chains of cvt.f64.f32 alone (F2F.F64.F32; the chain goes on through
+//               the result's high word, an integer move)
+//   cvtdn-ilp   8 independent chains of cvt.rn.f32.f64 alone (F2F.F32.F64; on through integer moves)
+//   stats-fp64  #34's row statistics per value (row_moments' term: d = y - c, s1 += d,
+//               s2 += d d in fp64), 4 interleaved partial sums as in the kernel
 // Each kind runs with the MMA warps idle and with them streaming (they run at least as long as the
 // work warps); the work warps' cycles per step, median over the SMs, both ways, and their ratio.
 // Then the other direction: the MMA warps' cycles per round of 4 MMAs alone, and with the work
@@ -27,11 +39,29 @@
 #include <vector>
 
 #include "fused/arch/mma_f64.cuh"
+#include "fused/convt3d_ln_gelu_scale/layer_norm.cuh"
 #include "fused/runtime/cuda_check.h"
 #include "probes/probe_main.h"
 
-enum work_kind { imad_chain, imad_ilp, ffma_chain, lds_chain, dadd_chain, n_kinds };
-static const char* const kind_names[n_kinds] = {"imad-chain", "imad-ilp", "ffma-chain", "lds-chain", "dadd-chain"};
+enum work_kind {
+  imad_chain, imad_ilp, ffma_chain, lds_chain, dadd_chain, dadd_ilp, cvt_ilp, ex2_ilp, norm_fp64, norm_fp32,
+  stats_fp64, cvt_up_ilp, cvt_down_ilp, n_kinds
+};
+static const char* const kind_names[n_kinds] = {"imad-chain", "imad-ilp",  "ffma-chain", "lds-chain",
+                                                "dadd-chain", "dadd-ilp",  "cvt-ilp",    "ex2-ilp",
+                                                "norm-fp64",  "norm-fp32", "stats-fp64", "cvtup-ilp",
+                                                "cvtdn-ilp"};
+
+/// fp32 -> fp64 -> fp32 through the conversion instructions themselves (asm volatile: the compiler
+/// would fold the round trip).
+__device__ __forceinline__ float cvt_round_trip(float f) {
+  double d;
+  asm volatile("cvt.f64.f32 %0, %1;" : "=d"(d) : "f"(f));
+  d = d * 1.0000001;  // keeps the value moving (fp64 multiply: one per two conversions)
+  float r;
+  asm volatile("cvt.rn.f32.f64 %0, %1;" : "=f"(r) : "d"(d));
+  return r;
+}
 
 constexpr int kLdsRing = 1024;  // ints in the shared-memory pointer ring
 
@@ -69,10 +99,82 @@ __device__ __forceinline__ long long work(int kind, int steps, const int* ring, 
     int p = seed % kLdsRing;
     for (int i = 0; i < steps; ++i) p = ring[p];
     r = p;
-  } else {
+  } else if (kind == dadd_chain) {
     double d = 1.0 + 1e-9 * seed;
     for (int i = 0; i < steps; ++i) d = __dadd_rn(d, 1e-12);
     r = __double_as_longlong(d);
+  } else if (kind == dadd_ilp) {
+    double d[8];
+    for (int k = 0; k < 8; ++k) d[k] = 1.0 + 1e-9 * (seed + k);
+    for (int i = 0; i < steps; i += 8)
+#pragma unroll
+      for (int k = 0; k < 8; ++k) d[k] = __dadd_rn(d[k], 1e-12);
+    for (int k = 0; k < 8; ++k) r += __double_as_longlong(d[k]);
+  } else if (kind == cvt_ilp) {
+    float f[8];
+    for (int k = 0; k < 8; ++k) f[k] = 1.0f + 1e-6f * (seed + k);
+    for (int i = 0; i < steps; i += 16)  // two conversions a chain and round: 16 steps
+#pragma unroll
+      for (int k = 0; k < 8; ++k) f[k] = cvt_round_trip(f[k]);
+    for (int k = 0; k < 8; ++k) r += __float_as_int(f[k]);
+  } else if (kind == ex2_ilp) {
+    float f[8];
+    for (int k = 0; k < 8; ++k) f[k] = 1e-3f * (seed + k);
+    for (int i = 0; i < steps; i += 8)
+#pragma unroll
+      for (int k = 0; k < 8; ++k) f[k] = fb::fused::convt3d_ln_gelu_scale::detail::exp2_f32(f[k]) - 1.0f;
+    for (int k = 0; k < 8; ++k) r += __float_as_int(f[k]);
+  } else if (kind == norm_fp64 || kind == norm_fp32) {
+    namespace ln = fb::fused::convt3d_ln_gelu_scale::detail;
+    const double mean = 0.01 * (seed % 7), rstd = 1.5, gamma = 0.9, beta = 0.1;
+    float y[8];
+    for (int k = 0; k < 8; ++k) y[k] = 0.25f * k - 1.0f + 1e-6f * seed;
+    if (kind == norm_fp64) {
+      for (int i = 0; i < steps; i += 8)
+#pragma unroll
+        for (int k = 0; k < 8; ++k) y[k] = ln::ln_gelu_scale(y[k], mean, rstd, gamma, beta, 0.5f) - 0.5f;
+    } else {
+      const float m = static_cast<float>(mean), rs = static_cast<float>(rstd), g = 0.9f, b = 0.1f;
+      for (int i = 0; i < steps; i += 8)
+#pragma unroll
+        for (int k = 0; k < 8; ++k) y[k] = ln::gelu_erf(fmaf((y[k] - m) * rs, g, b)) * 0.5f - 0.5f;
+    }
+    for (int k = 0; k < 8; ++k) r += __float_as_int(y[k]);
+  } else if (kind == cvt_up_ilp) {
+    float f[8];
+    for (int k = 0; k < 8; ++k) f[k] = 1.0f + 1e-6f * (seed + k);
+    for (int i = 0; i < steps; i += 8)
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        double d;
+        asm volatile("cvt.f64.f32 %0, %1;" : "=d"(d) : "f"(f[k]));
+        f[k] = __int_as_float(__double2hiint(d) ^ 0x1);
+      }
+    for (int k = 0; k < 8; ++k) r += __float_as_int(f[k]);
+  } else if (kind == cvt_down_ilp) {
+    double d[8];
+    for (int k = 0; k < 8; ++k) d[k] = 1.0 + 1e-9 * (seed + k);
+    for (int i = 0; i < steps; i += 8)
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        float f;
+        asm volatile("cvt.rn.f32.f64 %0, %1;" : "=f"(f) : "d"(d[k]));
+        d[k] = __hiloint2double(0x3ff00000 | (__float_as_int(f) & 0xfffff), __float_as_int(f));
+      }
+    for (int k = 0; k < 8; ++k) r += __double_as_longlong(d[k]);
+  } else {  // stats_fp64
+    namespace ln = fb::fused::convt3d_ln_gelu_scale::detail;
+    ln::shifted_sums p[4] = {};
+    const double c = 1.0 + 1e-3 * (seed % 5);
+    float v = 1.0f + 1e-7f * seed;
+    for (int i = 0; i < steps; i += 4)
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const double d = ln::sub64(static_cast<double>(v + 1e-3f * k), c);
+        p[k] = ln::shifted_sums{ln::add64(p[k].s1, d), fma(d, d, p[k].s2)};
+      }
+    const ln::shifted_sums t = ln::add_sums(ln::add_sums(p[0], p[1]), ln::add_sums(p[2], p[3]));
+    r = __double_as_longlong(t.s1) ^ __double_as_longlong(t.s2);
   }
   return r;
 }
@@ -171,8 +273,9 @@ static int probe(int argc, char** argv) {
     double per_step[2] = {0.0, 0.0};
     for (int with_mma = 0; with_mma < 2; ++with_mma) {
       // The MMA stream outlasts the work: a round of 4 MMAs is >= 256 cycles at the pipe's rate,
-      // so steps / 2 rounds cover >= 128 cycles a step, several times what any kind takes alone.
-      const int rounds = with_mma ? std::max(1, steps / 2) : 0;
+      // so 2 x steps rounds cover >= 512 cycles a step, several times what any kind takes alone
+      // (the slowest kind beside the MMAs, dependent fp64 adds, took ~137).
+      const int rounds = with_mma ? 2 * steps : 0;
       per_step[with_mma] = median_cycles(
           [&](int scale) { overlap_kernel<<<sms, 256>>>(kind, steps / scale, rounds / scale, cycles, sink); }, cycles, sms,
           steps);
