@@ -7,7 +7,8 @@ k16 loop done (thread 0's warp), w phase 1's, the finish's start, its end, the n
 
 Prints the phases' medians and, per SM, the share of time with k blocks in their k16 loops
 (sampled at 2000 instants of each SM's busy span): a convoy of an SM's blocks shows as time with 0
-or 3 in their loops, staggered blocks as time with 2.
+or 3 in their loops, staggered blocks as time with 2. Then each phase's duration by how many of
+the SM's other blocks were in their loops meanwhile.
 """
 import collections
 import statistics as st
@@ -48,3 +49,33 @@ tot = sum(hist.values())
 print("share of time with k of an SM's blocks in their k16 loops: " +
       ", ".join("%d: %.3f" % (k, hist[k] / tot) for k in sorted(hist)))
 print("blocks per SM: %s" % sorted(collections.Counter(len({t[1] for t in tl}) for tl in by_sm.values()).items()))
+
+
+def overlap_share(span, spans):
+    """The mean number of `spans` that cover an instant of `span` (start, end)."""
+    a, b = span
+    covered = 0
+    for c, d in spans:
+        lo, hi = max(a, c), min(b, d)
+        if hi > lo:
+            covered += hi - lo
+    return covered / (b - a) if b > a else 0.0
+
+
+# Each phase's duration against how many of the SM's other blocks were in their k16 loops meanwhile
+# (the mean over the phase, rounded to halves): a phase that slows as more blocks loop shares
+# something with the loops (the DMMA pipe, issue, the memory pipes); one that does not, does not.
+phases = [("both k16 loops", 2, 4), ("stores, claim, copies", 4, 5), ("finish", 5, 6), ("box conversion", 6, 7)]
+by_concurrency = {name: collections.defaultdict(list) for name, _, _ in phases}
+for tl in by_sm.values():
+    for t in tl:
+        near = [(u[2], u[4]) for u in tl if u[1] != t[1] and u[4] is not None and u[4] > t[2] - 200000 and u[2] < t[2] + 200000]
+        for name, i, j in phases:
+            if t[i] is not None and t[j] is not None:
+                k = round(overlap_share((t[i], t[j]), near) * 2) / 2
+                by_concurrency[name][k].append((t[j] - t[i]) / 1e3)
+for name, _, _ in phases:
+    print("%s (us), by the mean number of the SM's other blocks in their k16 loops meanwhile:" % name)
+    for k in sorted(by_concurrency[name]):
+        d = sorted(by_concurrency[name][k])
+        print("   %.1f: %6d  median %6.2f  p10 %6.2f  p90 %6.2f" % (k, len(d), st.median(d), d[len(d) // 10], d[len(d) * 9 // 10]))
