@@ -40,9 +40,10 @@ constexpr int64_t kOutFloats = 1ll << 26;  // 256 MB of output
 constexpr int kThreads = 512;
 
 enum steps_kind { plain, ahead, regs, a_only, b_only };
-enum workers_kind { idle, epilogue, compute_only, lds_only, stores_only, stores_coalesced, stores_bulk, smem_rw };
+enum workers_kind { idle, epilogue, compute_only, lds_only, stores_only, stores_coalesced, stores_bulk, smem_rw, epilogue_bulk };
 static const char* const steps_names[] = {"plain", "ahead", "regs", "A-only", "B-only"};
-static const char* const workers_names[] = {"idle", "epilogue", "compute", "lds", "stores", "coalesced", "bulk", "smem-rw"};
+static const char* const workers_names[] = {"idle",   "epilogue", "compute", "lds",     "stores",
+                                             "coalesced", "bulk", "smem-rw", "epi-bulk"};
 
 using fb::fused::arch::mma::device_lane;
 
@@ -174,14 +175,20 @@ __device__ void mma_warp(uint32_t xs_base, const int4 (*koff)[4], const float* b
 /// shared memory, their sum and sum of squares (fp32), then each value's GELU of its normalised
 /// value, four at a time to global memory (16-byte stores, a row 256 bytes, rows far apart).
 template <int Workers>
-__device__ long long worker(const float* rows, float* out, const volatile int* mma_done, int row) {
+__device__ long long worker(const float* rows, float* out, const volatile int* mma_done, int mma_warps, int row,
+                            long long period) {
   namespace ln = fb::fused::convt3d_ln_gelu_scale::detail;
   const float* src = rows + row * kRowFloats;
   long long done = 0;
   int64_t at = (static_cast<int64_t>(blockIdx.x) * kRows + row) * 64;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * kRows * 64;
   float keep = 0.0f;
-  while (*mma_done < 4) {
+  long long next = clock64();
+  while (*mma_done < mma_warps) {
+    if (period > 0) {  // paced: a row every `period` cycles (the rate the MMA warps would hand rows over)
+      while (clock64() < next && *mma_done < mma_warps) __nanosleep(500);
+      next += period;
+    }
     if constexpr (Workers == epilogue) {
       float s1 = 0.f, s2 = 0.f;
       for (int j = 0; j < 64; ++j) {
@@ -216,6 +223,27 @@ __device__ long long worker(const float* rows, float* out, const volatile int* m
       for (int j = 0; j < 64; ++j) s1 += src[(j + o) & 63];
       for (int j = 0; j < 64; ++j) s2 += src[(j + o + 1) & 63];
       keep += s1 * s2;
+    } else if constexpr (Workers == epilogue_bulk) {  // the epilogue, its outputs into the row, then one bulk copy
+      float* row_w = const_cast<float*>(src);
+      asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");  // the last copy has read the row
+      float s1 = 0.f, s2 = 0.f;
+      for (int j = 0; j < 64; ++j) {
+        const float v = src[j];
+        s1 += v;
+        s2 = fmaf(v, v, s2);
+      }
+      const float mean = s1 * (1.0f / 64), rstd = rsqrtf(fmaf(-s1, mean, s2) * (1.0f / 64) + 1e-5f);
+#pragma unroll 2
+      for (int j = 0; j < 64; j += 4) {
+        float v[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) v[k] = ln::gelu_erf((src[j + k] - mean) * rstd) * 1e-3f;
+        *reinterpret_cast<float4*>(row_w + j) = make_float4(v[0], v[1], v[2], v[3]);
+      }
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      const auto from = static_cast<uint32_t>(__cvta_generic_to_shared(src));
+      asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 256;" ::"l"(out + at), "r"(from) : "memory");
+      asm volatile("cp.async.bulk.commit_group;" ::: "memory");
     } else if constexpr (Workers == smem_rw) {  // the row read and written back (as the box's conversion and the
       const int o = static_cast<int>(done) & 63;  // accumulators' stores into the row buffer move data in shared memory)
       float* row_w = const_cast<float*>(src);
@@ -239,14 +267,15 @@ __device__ long long worker(const float* rows, float* out, const volatile int* m
     if (at + 64 > kOutFloats) at %= stride;
     ++done;
   }
-  if constexpr (Workers == stores_bulk) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+  if constexpr (Workers == stores_bulk || Workers == epilogue_bulk) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
   if (keep == 12345.f) out[0] = keep;
   return done;
 }
 
-template <int Steps, int Workers>
+template <int Steps, int Workers, int MmaWarps>
 __global__ void __launch_bounds__(kThreads, 1)
-    roles_kernel(const float* __restrict__ bglob, float* out, int iters, double* sink, long long* rows_done) {
+    roles_kernel(const float* __restrict__ bglob, float* out, int iters, double* sink, long long* rows_done,
+                 long long period) {
   extern __shared__ double xs[];
   __shared__ int4 koff[16][4];  // per step and t: the byte offsets of k columns t, t + 4, t + 8, t + 12
   __shared__ volatile int mma_done;
@@ -262,8 +291,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the rows, for the bulk copies
   __syncthreads();
   const int warp = threadIdx.x / 32;
-  if (warp < 4) {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+  // Warp roles by warpgroup (setmaxnreg applies to four warps at once): the first MmaWarps / 4
+  // warpgroups run the loop (one MMA warp per scheduler per warpgroup), the rest are workers.
+  if (warp < MmaWarps) {
+    if constexpr (MmaWarps == 4) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+    else asm volatile("setmaxnreg.inc.sync.aligned.u32 168;");
     const uint32_t xs_base = static_cast<uint32_t>(__cvta_generic_to_shared(xs));
     const float* bw = bglob + (static_cast<int64_t>(blockIdx.x) * 16 + warp) * 8192 % (kBigB - 8192);
     mma_warp<Steps>(xs_base, koff, bw, iters, sink);
@@ -272,24 +304,25 @@ __global__ void __launch_bounds__(kThreads, 1)
   } else {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 80;");
     if (Workers != idle) {
-      const long long n = worker<Workers>(rows, out, &mma_done, threadIdx.x - 128);
+      const long long n = worker<Workers>(rows, out, &mma_done, MmaWarps, threadIdx.x - 32 * MmaWarps, period);
       atomicAdd(reinterpret_cast<unsigned long long*>(rows_done), static_cast<unsigned long long>(n));
     }
   }
 }
 
-template <int Steps, int Workers>
-static void run(int sms, int iters, const float* bglob, float* out, double* sink, long long* rows_done) {
+template <int Steps, int Workers, int MmaWarps = 4>
+static void run(int sms, int iters, const float* bglob, float* out, double* sink, long long* rows_done,
+                long long period = 0) {
   const size_t smem = kBoxDoubles * sizeof(double) + kRows * kRowFloats * sizeof(float);
-  auto kernel = roles_kernel<Steps, Workers>;
+  auto kernel = roles_kernel<Steps, Workers, MmaWarps>;
   FB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   cudaEvent_t e0, e1;
   FB_CUDA_CHECK(cudaEventCreate(&e0));
   FB_CUDA_CHECK(cudaEventCreate(&e1));
-  kernel<<<sms, kThreads, smem>>>(bglob, out, iters / 10, sink, rows_done);
+  kernel<<<sms, kThreads, smem>>>(bglob, out, iters / 10, sink, rows_done, period);
   FB_CUDA_CHECK(cudaMemset(rows_done, 0, sizeof(long long)));
   FB_CUDA_CHECK(cudaEventRecord(e0));
-  kernel<<<sms, kThreads, smem>>>(bglob, out, iters, sink, rows_done);
+  kernel<<<sms, kThreads, smem>>>(bglob, out, iters, sink, rows_done, period);
   FB_CUDA_CHECK(cudaEventRecord(e1));
   FB_CUDA_CHECK(cudaEventSynchronize(e1));
   FB_CUDA_CHECK(cudaGetLastError());
@@ -297,9 +330,10 @@ static void run(int sms, int iters, const float* bglob, float* out, double* sink
   FB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
   long long rows = 0;
   FB_CUDA_CHECK(cudaMemcpy(&rows, rows_done, sizeof(rows), cudaMemcpyDeviceToHost));
-  const double tflops = 2.0 * 16 * 8 * 16 * 8.0 * iters * 4 * static_cast<double>(sms) / (ms * 1e-3) / 1e12;
-  std::printf("DMMAROLES steps %-5s workers %-8s  MMA warps %6.2f TFLOP/s  (%.3f ms)  worker rows %8.1f per us\n",
-              steps_names[Steps], workers_names[Workers], tflops, ms, rows / (ms * 1e3));
+  const double tflops = 2.0 * 16 * 8 * 16 * 8.0 * iters * MmaWarps * static_cast<double>(sms) / (ms * 1e-3) / 1e12;
+  std::printf("DMMAROLES %d MMA warps, steps %-5s workers %-8s%s  MMA warps %6.2f TFLOP/s  (%.3f ms)  worker rows %8.1f per us\n",
+              MmaWarps, steps_names[Steps], workers_names[Workers], period > 0 ? " paced" : "", tflops, ms,
+              rows / (ms * 1e3));
 }
 
 static int probe(int argc, char** argv) {
@@ -318,8 +352,8 @@ static int probe(int argc, char** argv) {
   FB_CUDA_CHECK(cudaMalloc(&sink, 1024 * sizeof(double)));
   FB_CUDA_CHECK(cudaMalloc(&rows_done, sizeof(long long)));
   const int sms = prop.multiProcessorCount;
-  std::printf("DMMAROLES %s, %d SMs: one block per SM, 4 MMA warps (232 registers) and 12 workers (80)\n", prop.name,
-              sms);
+  std::printf("DMMAROLES %s, %d SMs: one block of 16 warps per SM: 4 MMA warps (232 registers) and 12 workers, or 8 MMA\n"
+              "warps (168) and 8 workers (80 registers)\n", prop.name, sms);
   run<regs, idle>(sms, iters, bglob, out, sink, rows_done);
   run<plain, idle>(sms, iters, bglob, out, sink, rows_done);
   run<ahead, idle>(sms, iters, bglob, out, sink, rows_done);
@@ -334,7 +368,21 @@ static int probe(int argc, char** argv) {
                  run<plain, stores_bulk>, run<a_only, stores_bulk>, run<b_only, stores_bulk>, run<a_only, lds_only>,
                  run<b_only, lds_only>, run<plain, lds_only>, run<a_only, smem_rw>, run<b_only, smem_rw>,
                  run<plain, smem_rw>, run<a_only, compute_only>, run<b_only, compute_only>})
-    f(sms, iters, bglob, out, sink, rows_done);
+    f(sms, iters, bglob, out, sink, rows_done, 0);
+  run<plain, epilogue_bulk>(sms, iters, bglob, out, sink, rows_done);
+  for (auto f : {run<regs, idle, 8>, run<plain, idle, 8>, run<a_only, idle, 8>, run<b_only, idle, 8>,
+                 run<plain, epilogue, 8>, run<plain, epilogue_bulk, 8>, run<plain, compute_only, 8>,
+                 run<plain, stores_bulk, 8>})
+    f(sms, iters, bglob, out, sink, rows_done, 0);
+  // Paced at the rate #34 needs: 128 rows per 1024 MMAs; at 60 TFLOP/s on 132 SMs that is ~14 rows a
+  // microsecond per SM; paced for 21 (1.5x): a row per worker thread every 256 / 21 us (8 workers)
+  // or 384 / 21 us (12 workers), at 1.98 GHz.
+  const long long period8 = static_cast<long long>(256.0 / 21.0 * 1980.0);
+  const long long period12 = static_cast<long long>(384.0 / 21.0 * 1980.0);
+  for (auto f : {run<plain, epilogue, 8>, run<plain, epilogue_bulk, 8>, run<plain, compute_only, 8>})
+    f(sms, iters, bglob, out, sink, rows_done, period8);
+  for (auto f : {run<plain, epilogue, 4>, run<plain, epilogue_bulk, 4>})
+    f(sms, iters, bglob, out, sink, rows_done, period12);
   return 0;
 }
 
