@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "fused/arch/host_device.cuh"
+#include "fused/math/float_float.cuh"
 
 namespace fb::fused::convt3d_ln_gelu_scale::detail {
 
@@ -118,9 +119,10 @@ FB_HOST_DEVICE shifted_sums add_sums(const shifted_sums& x, const shifted_sums& 
 }
 
 /// Four partial sums rotated left by r (0..3): p[k] becomes p[(k + r) % 4].
-FB_HOST_DEVICE void rotate_partials(shifted_sums (&p)[4], int r) {
+template <class P>
+FB_HOST_DEVICE void rotate_partials(P (&p)[4], int r) {
   for (int i = 0; i < r; ++i) {
-    const shifted_sums t = p[0];
+    const P t = p[0];
     p[0] = p[1];
     p[1] = p[2];
     p[2] = p[3];
@@ -129,8 +131,8 @@ FB_HOST_DEVICE void rotate_partials(shifted_sums (&p)[4], int r) {
 }
 
 /// p[i % 4] = term(v[i], p[i % 4]) for i in [0, n), in index order.
-template <class Term>
-FB_HOST_DEVICE void add_to_partials(shifted_sums (&p)[4], const float* v, int n, const Term& term) {
+template <class P, class Term>
+FB_HOST_DEVICE void add_to_partials(P (&p)[4], const float* v, int n, const Term& term) {
   int j = 0;
   for (; j + 4 <= n; j += 4) {
     p[0] = term(v[j], p[0]);
@@ -143,16 +145,22 @@ FB_HOST_DEVICE void add_to_partials(shifted_sums (&p)[4], const float* v, int n,
   if (j + 2 < n) p[2] = term(v[j + 2], p[2]);
 }
 
-/// The same over the row a[0..region_row_values) followed by b[0..n_b): value j of the row goes to partial j % 4
-/// (b's first value to partial region_row_values % 4: the partials are rotated around it), the partials then
-/// combined as (0 + 1) + (2 + 3).
-template <class Term>
-FB_HOST_DEVICE shifted_sums row_sums(const float* a, int region_row_values, const float* b, int n_b, const Term& term) {
-  shifted_sums p[4] = {};
+/// The partials of term over the row a[0..region_row_values) followed by b[0..n_b): value j of the row goes
+/// to partial j % 4 (b's first value to partial region_row_values % 4: the partials are rotated around it).
+template <class P, class Term>
+FB_HOST_DEVICE void row_partials(P (&p)[4], const float* a, int region_row_values, const float* b, int n_b,
+                                 const Term& term) {
   add_to_partials(p, a, region_row_values, term);
   rotate_partials(p, region_row_values % 4);
   add_to_partials(p, b, n_b, term);
   rotate_partials(p, (4 - region_row_values % 4) % 4);
+}
+
+/// The same, the partials then combined as (0 + 1) + (2 + 3).
+template <class Term>
+FB_HOST_DEVICE shifted_sums row_sums(const float* a, int region_row_values, const float* b, int n_b, const Term& term) {
+  shifted_sums p[4] = {};
+  row_partials(p, a, region_row_values, b, n_b, term);
   return add_sums(add_sums(p[0], p[1]), add_sums(p[2], p[3]));
 }
 
@@ -185,5 +193,140 @@ FB_HOST_DEVICE row_norm row_moments(const float* a, int region_row_values, const
 }
 /// The same for n contiguous floats.
 FB_HOST_DEVICE row_norm row_moments(const float* row, int n, double eps) { return row_moments(row, n, row, 0, eps); }
+
+// ---------------------------------------------------------------------------------------------
+// The same row math without fp64 arithmetic, in float-float (fused/math/float_float.cuh): for warps
+// that run beside fp64 MMA warps (issue 36's engine), where an fp64 add, multiply or FMA waits until
+// no MMA is queued on its scheduler. Written for that engine; row_moments and ln_gelu_scale above
+// remain the kernels' row math until it lands.
+// ---------------------------------------------------------------------------------------------
+
+/// eps as float-float: hi its fp32 rounding, lo the rest's (worked out once, on the host: fp64).
+struct eps_ff {
+  float hi, lo;
+};
+inline eps_ff split_eps(double eps) {
+  const float hi = static_cast<float>(eps);
+  return eps_ff{hi, static_cast<float>(eps - static_cast<double>(hi))};
+}
+
+FB_HOST_DEVICE int imax_ff(int a, int b) { return a > b ? a : b; }
+constexpr float k_inf_f = __builtin_huge_valf();
+constexpr float k_nan_f = __builtin_nanf("");
+
+/// The biased exponent field of an fp32 value (0 for zeros and subnormals, 255 for inf and nan).
+FB_HOST_DEVICE int biased_exponent(float v) {
+#if defined(__CUDA_ARCH__)
+  const unsigned bits = __float_as_uint(v);
+#else
+  unsigned bits;
+  __builtin_memcpy(&bits, &v, sizeof(bits));
+#endif
+  return static_cast<int>((bits >> 23) & 0xffu);
+}
+
+/// A row's statistics in the row's own scale: its values are read as y 2^k, k = 127 - (the biased
+/// exponent of its largest magnitude, at least 1), so that they lie in (-2, 2) whatever their size
+/// (no float-float intermediate can overflow, and none underflows but for values 2^126 below the
+/// largest). In that scale the mean is c + m1, c the row's first value (fp32, exact) and m1 = S1/n
+/// the mean of the shifted values, and rstd = 1 / sqrt(var + eps) (var 2^2k + eps 2^2k), so that
+/// z = ((y 2^k - c) - m1) rstd: y 2^k - c is exact, and m1 is as small as the row's spread, so z
+/// keeps float-float's ~2^-46 relative to the spread however far the row is offset (mean = c + m1
+/// rounded to float-float would lose that: 2^-46 of the offset). nan statistics for a row that holds
+/// a non-finite value. A constant row whose eps 2^2k is below 2^-100 (values past ~2^33 with eps
+/// 1e-5) gets rstd = the largest float: every z is 0 then, as for any finite rstd.
+struct row_norm_ff {
+  int k;
+  float c;
+  ff::ff32 m1, rstd;
+};
+
+/// Float-float partial sums of a row's shifted values: s1 of d, s2 of d^2 (hi and a running lo each).
+struct shifted_sums_ff {
+  float s1_hi, s1_lo, s2_hi, s2_lo;
+};
+
+/// row_moments without fp64 arithmetic, the same shape: c the row's first value, d = y 2^k - c exact
+/// as a float pair (TwoSum), S1 = sum d and S2 = sum d^2 (d^2 = s^2 + 2 s e for d = s + e: the e^2
+/// left out is below 2^-48 s^2) in float-float, 4 interleaved partials each (row_partials), then
+/// mean = c + S1/n, var = (S2 - S1 (S1/n)) / n (>= 0), rstd by one Newton step in float-float from
+/// fp32's correctly rounded 1/sqrt (relative error ~2^-44; no special-function unit: the host's bits).
+/// The sums' rounding is ~2^-46 of sum |d| and of sum d^2, which the shift keeps within ~n of var:
+/// the variance to ~2^-40 on offset rows, as row_moments' fp64 to ~2^-46.
+FB_HOST_DEVICE row_norm_ff row_moments_ff(const float* a, int region_row_values, const float* b, int n_b,
+                                          const eps_ff& eps) {
+  const int n = region_row_values + n_b;
+  int e_max = 1;
+  for (int j = 0; j < region_row_values; ++j) e_max = imax_ff(e_max, biased_exponent(a[j]));
+  for (int j = 0; j < n_b; ++j) e_max = imax_ff(e_max, biased_exponent(b[j]));
+  row_norm_ff rn;
+  rn.k = 127 - (e_max == 255 ? 127 : e_max);
+  if (e_max == 255) {  // inf or nan in the row: nan statistics, as row_moments' fp64 gives
+    rn.c = k_nan_f;
+    rn.m1 = ff::ff32{k_nan_f, k_nan_f};
+    rn.rstd = ff::ff32{k_nan_f, k_nan_f};
+    return rn;
+  }
+  const int k = rn.k;
+  const float c = ff::scale_pow2(region_row_values > 0 ? a[0] : b[0], k);
+  rn.c = c;
+  shifted_sums_ff p[4] = {};
+  row_partials(p, a, region_row_values, b, n_b, [c, k](float v, const shifted_sums_ff& acc) {
+    const ff::ff32 d = ff::two_sum(ff::scale_pow2(v, k), -c);
+    const ff::ff32 t1 = ff::two_sum(acc.s1_hi, d.hi);
+    const ff::ff32 sq = ff::two_prod(d.hi, d.hi);
+    const float sq_lo = ff::fma(ff::add(d.hi, d.hi), d.lo, sq.lo);
+    const ff::ff32 t2 = ff::two_sum(acc.s2_hi, sq.hi);
+    return shifted_sums_ff{t1.hi, ff::add(acc.s1_lo, ff::add(t1.lo, d.lo)), t2.hi,
+                           ff::add(acc.s2_lo, ff::add(t2.lo, sq_lo))};
+  });
+  auto s1_of = [](const shifted_sums_ff& q) { return ff::two_sum(q.s1_hi, q.s1_lo); };
+  auto s2_of = [](const shifted_sums_ff& q) { return ff::two_sum(q.s2_hi, q.s2_lo); };
+  const ff::ff32 s1 = ff::add(ff::add(s1_of(p[0]), s1_of(p[1])), ff::add(s1_of(p[2]), s1_of(p[3])));
+  const ff::ff32 s2 = ff::add(ff::add(s2_of(p[0]), s2_of(p[1])), ff::add(s2_of(p[2]), s2_of(p[3])));
+  const auto nf = static_cast<float>(n);  // exact: rows have < 2^24 values
+  const ff::ff32 m1 = ff::div(s1, nf);
+  rn.m1 = m1;
+  ff::ff32 var = ff::div(ff::add(s2, ff::neg(ff::mul(s1, m1))), nf);
+  if (var.hi < 0.0f) var = ff::ff32{0.0f, 0.0f};  // rounding below an exact 0
+  if (2 * k + biased_exponent(eps.hi) - 127 > 100) {
+    // eps 2^2k past 2^100 (a row of tiny values): var (< 4) is below its last bit, and eps 2^2k
+    // itself may overflow, so rstd = 2^-k / sqrt(eps), scaled after the root.
+    const ff::ff32 r = ff::rsqrt(ff::ff32{eps.hi, eps.lo});
+    rn.rstd = ff::ff32{ff::scale_pow2(r.hi, -k), ff::scale_pow2(r.lo, -k)};
+    return rn;
+  }
+  // eps 2^2k in two exact steps (it may round to 0 for a row of huge values, the same on host and
+  // device: then var decides).
+  const ff::ff32 eps_k{ff::scale_pow2(ff::scale_pow2(eps.hi, k), k), ff::scale_pow2(ff::scale_pow2(eps.lo, k), k)};
+  const ff::ff32 x = ff::add(var, eps_k);
+  // var is 0 or at least ~2^-70 (the values lie in (-2, 2) with the largest in [1, 2), so nonzero
+  // differences from c are at least 2^-23 when they are all near it), so x < 2^-100 means a constant
+  // row whose eps 2^2k is tiny: every d is 0 and z = 0 for any finite rstd (ff::rsqrt needs a normal
+  // x whose square root's reciprocal squared stays in range).
+  rn.rstd = x.hi >= 7.88860905e-31f ? ff::rsqrt(x) : ff::ff32{3.40282347e+38f, 0.0f};  // 2^-100
+  return rn;
+}
+/// The same for n contiguous floats.
+FB_HOST_DEVICE row_norm_ff row_moments_ff(const float* row, int n, const eps_ff& eps) {
+  return row_moments_ff(row, n, row, 0, eps);
+}
+
+/// The normalised value before the GELU from its row's float-float statistics: u = gamma z + beta in
+/// float-float rounded once to fp32 (the low parts added to odd first: no double rounding), z =
+/// ((y 2^k - c) - m1) rstd in float-float (row_norm_ff). It is the correctly rounded u but where u
+/// lies within ~2^-44 of an fp32 rounding tie, on offset rows too (where the fp64 path's mean =
+/// c + m1 rounds at 2^-53 of the offset).
+FB_HOST_DEVICE float normalised_ff(float y, const row_norm_ff& rn, float gamma, float beta) {
+  const ff::ff32 d = ff::add(ff::two_sum(ff::scale_pow2(y, rn.k), -rn.c), ff::neg(rn.m1));
+  const ff::ff32 z = ff::mul(d, rn.rstd);
+  const ff::ff32 g = ff::two_prod(z.hi, gamma);
+  const ff::ff32 u = ff::two_sum(g.hi, beta);
+  return ff::add(u.hi, ff::add_to_odd(u.lo, ff::fma(z.lo, gamma, g.lo)));  // one rounding to nearest
+}
+/// One output: scale * GELU(normalised_ff), as ln_gelu_scale.
+FB_HOST_DEVICE float ln_gelu_scale_ff(float y, const row_norm_ff& rn, float gamma, float beta, float scale) {
+  return gelu_erf(normalised_ff(y, rn, gamma, beta)) * scale;
+}
 
 }  // namespace fb::fused::convt3d_ln_gelu_scale::detail

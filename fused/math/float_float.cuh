@@ -1,0 +1,162 @@
+#pragma once
+/// Float-float arithmetic: a value held as the unevaluated sum hi + lo of two fp32 numbers (|lo| <=
+/// ulp(hi) / 2 once normalised), about 48 bits, from fp32 operations alone. Host and device alike.
+///
+/// Why: on sm_90 an fp64 add, multiply or FMA does not run while another warp on its scheduler has
+/// fp64 MMAs queued; conversions to and from fp64 do (probes/dmma_rate/dmma_overlap.cu,
+/// reports/nvidia-h200/probe-2026-11-29-overlap/). Code that runs beside fp64 MMA warps and needs more
+/// than fp32's precision (#34's LayerNorm statistics in issue 36's engine) computes in float-float.
+///
+/// Every operation below is a correctly rounded fp32 operation written out (the device's __f*_rn
+/// intrinsics, which the compiler does not contract into FMAs; on the host plain operators, as
+/// layer_norm.cuh's fp64 ones: the build targets x86-64's baseline, which has no FMA instruction to
+/// contract into, and std::fma where an FMA is meant), so the host computes the GPU's bits.
+#include <cmath>
+
+#include "fused/arch/host_device.cuh"
+
+namespace fb::fused::ff {
+
+/// hi + lo.
+struct ff32 {
+  float hi, lo;
+};
+
+FB_HOST_DEVICE float add(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+FB_HOST_DEVICE float sub(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+FB_HOST_DEVICE float mul(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+FB_HOST_DEVICE float div(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+FB_HOST_DEVICE float sqrt_rn(float a) {
+#if defined(__CUDA_ARCH__)
+  return __fsqrt_rn(a);
+#else
+  return std::sqrt(a);
+#endif
+}
+/// a b + c, rounded once.
+FB_HOST_DEVICE float fma(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+
+/// a + b = s + e exactly, any magnitudes (Knuth's TwoSum, 6 operations; exact unless s overflows).
+FB_HOST_DEVICE ff32 two_sum(float a, float b) {
+  const float s = add(a, b);
+  const float bb = sub(s, a);
+  const float e = add(sub(a, sub(s, bb)), sub(b, bb));
+  return ff32{s, e};
+}
+/// The same where |a| >= |b| or a == 0 (Dekker's, 3 operations).
+FB_HOST_DEVICE ff32 fast_two_sum(float a, float b) {
+  const float s = add(a, b);
+  return ff32{s, sub(b, sub(s, a))};
+}
+/// a b = p + e exactly (one FMA; exact unless the product underflows or overflows).
+FB_HOST_DEVICE ff32 two_prod(float a, float b) {
+  const float p = mul(a, b);
+  return ff32{p, fma(a, b, -p)};
+}
+
+/// a + b rounded to odd: the nearest float toward zero or away whose last bit is 1 where the sum is
+/// not exact (its exact sum otherwise). hi + add_to_odd(lo, c) then rounds hi + lo + c correctly to
+/// nearest in one more addition: rounding to odd never lands on the half-ulp tie of hi (a power of
+/// two, even) and keeps the side of it, so no double rounding (Boldo and Melquiond, 2008).
+FB_HOST_DEVICE float add_to_odd(float a, float b) {
+  const ff32 t = two_sum(a, b);
+  if (t.lo == 0.0f) return t.hi;
+#if defined(__CUDA_ARCH__)
+  unsigned bits = __float_as_uint(t.hi);
+#else
+  unsigned bits;
+  __builtin_memcpy(&bits, &t.hi, sizeof(bits));
+#endif
+  if ((bits & 1u) == 0u) bits += ((t.hi > 0.0f) == (t.lo > 0.0f)) ? 1u : static_cast<unsigned>(-1);  // away / toward zero
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  float r;
+  __builtin_memcpy(&r, &bits, sizeof(r));
+  return r;
+#endif
+}
+/// a + b, normalised (the accurate float-float sum: relative error ~2^-46 even where they cancel).
+FB_HOST_DEVICE ff32 add(const ff32& a, const ff32& b) {
+  const ff32 s = two_sum(a.hi, b.hi);
+  const ff32 t = two_sum(a.lo, b.lo);
+  ff32 r = fast_two_sum(s.hi, add(s.lo, t.hi));
+  r = fast_two_sum(r.hi, add(r.lo, t.lo));
+  return r;
+}
+/// -a.
+FB_HOST_DEVICE ff32 neg(const ff32& a) { return ff32{-a.hi, -a.lo}; }
+/// a b, normalised (relative error ~2^-45).
+FB_HOST_DEVICE ff32 mul(const ff32& a, const ff32& b) {
+  const ff32 p = two_prod(a.hi, b.hi);
+  return fast_two_sum(p.hi, fma(a.lo, b.hi, fma(a.hi, b.lo, p.lo)));
+}
+/// a / b for an fp32 b (one long-division step: relative error ~2^-45).
+FB_HOST_DEVICE ff32 div(const ff32& a, float b) {
+  const float q1 = div(a.hi, b);
+  const ff32 p = two_prod(q1, b);
+  const float r = add(sub(sub(a.hi, p.hi), p.lo), a.lo);
+  return fast_two_sum(q1, div(r, b));
+}
+/// 1 / sqrt(x) for a positive, finite, normal x: fp32's correctly rounded 1 / sqrt(x.hi), then one
+/// Newton step r (1 + (1 - x r^2) / 2) in float-float (relative error ~2^-44).
+FB_HOST_DEVICE ff32 rsqrt(const ff32& x) {
+  const float r0 = div(1.0f, sqrt_rn(x.hi));
+  const ff32 h = add(ff32{1.0f, 0.0f}, neg(mul(x, two_prod(r0, r0))));
+  return fast_two_sum(r0, mul(mul(r0, h.hi), 0.5f));
+}
+/// x 2^k for an fp32 x and -149 <= k <= 127, exact unless the result is subnormal (then rounded
+/// once, as on the host) or overflows: a multiplication by the power of two, itself exact in fp32.
+FB_HOST_DEVICE float scale_pow2(float x, int k) {
+  // 2^k for -126 <= k <= 127 is a normal float; below, a subnormal one (exact down to 2^-149).
+  float p;
+  if (k >= -126) {
+    const unsigned bits = static_cast<unsigned>(k + 127) << 23;
+#if defined(__CUDA_ARCH__)
+    p = __uint_as_float(bits);
+#else
+    static_assert(sizeof(float) == sizeof(unsigned), "fp32 is 32 bits");
+    __builtin_memcpy(&p, &bits, sizeof(p));
+#endif
+  } else {
+    const unsigned bits = 1u << (k + 149);
+#if defined(__CUDA_ARCH__)
+    p = __uint_as_float(bits);
+#else
+    __builtin_memcpy(&p, &bits, sizeof(p));
+#endif
+  }
+  return mul(x, p);
+}
+
+}  // namespace fb::fused::ff
