@@ -14,7 +14,9 @@
 //   steps   "plain": step s's operands loaded, then its 8 MMAs (#34's loop today)
 //           "ahead": step s + 1's A and B loaded into a second register set before step s's MMAs
 //                    (no register the MMAs read is written before they have run)
-//   workers "idle" or "epilogue"
+//   workers "idle", "epilogue" (fp32 statistics), "epi-ff" (#34's exact float-float row math,
+//           layer_norm.cuh's row_moments_ff and ln_gelu_scale_ff), and the kinds that isolate one
+//           part of it (compute, shared-memory reads and writes, three ways to store)
 // Prints the MMA warps' TFLOP/s (the pipe's rate, 66.7 TFLOP/s on an H200, is 100%) per case, and
 // the workers' rows per microsecond.
 //
@@ -40,10 +42,13 @@ constexpr int64_t kOutFloats = 1ll << 26;  // 256 MB of output
 constexpr int kThreads = 512;
 
 enum steps_kind { plain, ahead, regs, a_only, b_only };
-enum workers_kind { idle, epilogue, compute_only, lds_only, stores_only, stores_coalesced, stores_bulk, smem_rw, epilogue_bulk };
+enum workers_kind {
+  idle, epilogue, compute_only, lds_only, stores_only, stores_coalesced, stores_bulk, smem_rw, epilogue_bulk,
+  epilogue_ff_bulk
+};
 static const char* const steps_names[] = {"plain", "ahead", "regs", "A-only", "B-only"};
 static const char* const workers_names[] = {"idle",   "epilogue", "compute", "lds",     "stores",
-                                             "coalesced", "bulk", "smem-rw", "epi-bulk"};
+                                             "coalesced", "bulk", "smem-rw", "epi-bulk", "epi-ff"};
 
 using fb::fused::arch::mma::device_lane;
 
@@ -244,6 +249,21 @@ __device__ long long worker(const float* rows, float* out, const volatile int* m
       const auto from = static_cast<uint32_t>(__cvta_generic_to_shared(src));
       asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 256;" ::"l"(out + at), "r"(from) : "memory");
       asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    } else if constexpr (Workers == epilogue_ff_bulk) {  // #34's exact row math without fp64 (float-float), then TMA
+      float* row_w = const_cast<float*>(src);
+      asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+      const ln::row_norm_ff rn = ln::row_moments_ff(src, 64, ln::eps_ff{1e-5f, 0.0f});
+#pragma unroll 2
+      for (int j = 0; j < 64; j += 4) {  // each output over its own value: the statistics are done
+        const float4 y = *reinterpret_cast<const float4*>(src + j);
+        *reinterpret_cast<float4*>(row_w + j) = make_float4(
+            ln::ln_gelu_scale_ff(y.x, rn, 0.9f, 0.1f, 1e-3f), ln::ln_gelu_scale_ff(y.y, rn, 0.9f, 0.1f, 1e-3f),
+            ln::ln_gelu_scale_ff(y.z, rn, 0.9f, 0.1f, 1e-3f), ln::ln_gelu_scale_ff(y.w, rn, 0.9f, 0.1f, 1e-3f));
+      }
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      const auto from = static_cast<uint32_t>(__cvta_generic_to_shared(src));
+      asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 256;" ::"l"(out + at), "r"(from) : "memory");
+      asm volatile("cp.async.bulk.commit_group;" ::: "memory");
     } else if constexpr (Workers == smem_rw) {  // the row read and written back (as the box's conversion and the
       const int o = static_cast<int>(done) & 63;  // accumulators' stores into the row buffer move data in shared memory)
       float* row_w = const_cast<float*>(src);
@@ -267,7 +287,8 @@ __device__ long long worker(const float* rows, float* out, const volatile int* m
     if (at + 64 > kOutFloats) at %= stride;
     ++done;
   }
-  if constexpr (Workers == stores_bulk || Workers == epilogue_bulk) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+  if constexpr (Workers == stores_bulk || Workers == epilogue_bulk || Workers == epilogue_ff_bulk)
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
   if (keep == 12345.f) out[0] = keep;
   return done;
 }
@@ -379,8 +400,10 @@ static int probe(int argc, char** argv) {
   // or 384 / 21 us (12 workers), at 1.98 GHz.
   const long long period8 = static_cast<long long>(256.0 / 21.0 * 1980.0);
   const long long period12 = static_cast<long long>(384.0 / 21.0 * 1980.0);
-  for (auto f : {run<plain, epilogue, 8>, run<plain, epilogue_bulk, 8>, run<plain, compute_only, 8>})
+  for (auto f : {run<plain, epilogue, 8>, run<plain, epilogue_bulk, 8>, run<plain, compute_only, 8>,
+                 run<plain, epilogue_ff_bulk, 8>})
     f(sms, iters, bglob, out, sink, rows_done, period8);
+  run<plain, epilogue_ff_bulk, 8>(sms, iters, bglob, out, sink, rows_done, 0);  // flat out: its rate
   for (auto f : {run<plain, epilogue, 4>, run<plain, epilogue_bulk, 4>})
     f(sms, iters, bglob, out, sink, rows_done, period12);
   return 0;
