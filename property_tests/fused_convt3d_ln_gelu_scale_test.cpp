@@ -331,21 +331,30 @@ RC_GTEST_PROP(FusedConvT3dLnGeluScaleMath, FloatFloatSumsAndProductsAreExact, ()
 }
 
 // hi + add_to_odd(lo, c) is hi + lo + c rounded once to nearest, where hi + lo is a float-float
-// value whose lo lies exactly on hi's half-ulp tie (or anywhere below it) and c is far below lo:
-// plain adds would round c away first and then break the tie to even. (c stays within 2^-38 of hi,
-// so that long double holds hi + lo + c exactly: the truth must not double-round either.)
+// value and c lies far below lo. With lo exactly on hi's half-ulp tie, the sum lies just past the
+// tie on c's side: it rounds to hi's neighbour on lo's side when c has lo's sign, else to hi (plain
+// adds would absorb c into lo where c < ulp(lo) / 2, then break the tie to even). With lo anywhere
+// below the tie the truth is the long double sum (c within 2^-38 of hi, so that it is exact there).
 RC_GTEST_PROP(FusedConvT3dLnGeluScaleMath, FloatFloatRoundToOddAddsWithoutDoubleRounding, ()) {
   namespace ff = fb::fused::ff;
   std::mt19937_64 rng(*rc::gen::arbitrary<uint64_t>());
   std::uniform_real_distribution<float> mantissa(1.0f, 2.0f), fraction(-0.5f, 0.5f);
-  std::uniform_int_distribution<int> exponent(-40, 40), below(26, 38), coin(0, 1);
+  std::uniform_int_distribution<int> exponent(-40, 40), far_below(26, 70), near_below(26, 38), coin(0, 1);
   for (int i = 0; i < 200; ++i) {
-    const float hi = std::ldexp(mantissa(rng), exponent(rng)) * (coin(rng) ? 1.0f : -1.0f);
+    const float m = mantissa(rng);
+    RC_PRE(m != 1.0f);  // hi's neighbours equally far on both sides: one half-ulp tie
+    const float hi = std::ldexp(m, exponent(rng)) * (coin(rng) ? 1.0f : -1.0f);
     const float ulp = std::fabs(std::nextafter(hi, 2.0f * hi) - hi);
-    const float lo = coin(rng) ? 0.5f * ulp * (coin(rng) ? 1.0f : -1.0f) : fraction(rng) * ulp;
-    const float c = std::ldexp(fraction(rng), -below(rng)) * std::fabs(hi);
-    const auto want = static_cast<float>(static_cast<long double>(hi) + lo + c);
-    RC_ASSERT(ff::add(hi, ff::add_to_odd(lo, c)) == want);
+    const bool tie = coin(rng) != 0;
+    const float lo = tie ? 0.5f * ulp * (coin(rng) ? 1.0f : -1.0f) : fraction(rng) * ulp;
+    float c = std::ldexp(fraction(rng), -(tie ? far_below(rng) : near_below(rng))) * std::fabs(hi);
+    if (c == 0.0f) c = std::ldexp(std::fabs(hi), -70);
+    float want;
+    if (tie)
+      want = (c > 0.0f) == (lo > 0.0f) ? std::nextafter(hi, lo > 0.0f ? 1e30f : -1e30f) : hi;
+    else
+      want = static_cast<float>(static_cast<long double>(hi) + lo + c);
+    RC_ASSERT(fb::fused::rn::add32(hi, ff::add_to_odd(lo, c)) == want);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include "fused/arch/host_device.cuh"
+#include "fused/arch/rounded.cuh"
 #include "fused/arch/read_only.cuh"
 #include "fused/math/convt_phase.cuh"
 
@@ -72,13 +73,7 @@ FB_HOST_DEVICE void store_out(float* p, float v, bool keep_in_l2, uint64_t polic
 FB_HOST_DEVICE float fma32(float a, float b, float c) { return fmaf(a, b, c); }
 
 /// fp32 addition, never contracted with anything (FADD on the GPU).
-FB_HOST_DEVICE float add32(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
+using rn::add32;
 
 /// Everything the kernels need about the problem and its tiling (a POD kernel argument).
 struct geometry {

@@ -20,27 +20,10 @@ struct row_norm {
 // them differently (host and device round alike).
 // ---------------------------------------------------------------------------------------------
 
-FB_HOST_DEVICE double add64(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-FB_HOST_DEVICE double sub64(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-FB_HOST_DEVICE double mul64(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
+using rn::add64;
+using rn::mul64;
+using rn::sub64;
+
 /// 1/sqrt(v): on the GPU CUDA's rsqrt (within 1 ulp; a reciprocal square-root seed and a few
 /// fp64 FMAs), on the host 1/sqrt (two correctly rounded operations). The two may differ in the
 /// last bit of an fp64 rstd, far below the fp32 output's rounding; the GPU's fp64 division and
@@ -275,10 +258,10 @@ FB_HOST_DEVICE row_norm_ff row_moments_ff(const float* a, int region_row_values,
     const ff::ff32 d = ff::two_sum(ff::scale_pow2(v, k), -c);
     const ff::ff32 t1 = ff::two_sum(acc.s1_hi, d.hi);
     const ff::ff32 sq = ff::two_prod(d.hi, d.hi);
-    const float sq_lo = ff::fma(ff::add(d.hi, d.hi), d.lo, sq.lo);
+    const float sq_lo = rn::ffma(rn::add32(d.hi, d.hi), d.lo, sq.lo);
     const ff::ff32 t2 = ff::two_sum(acc.s2_hi, sq.hi);
-    return shifted_sums_ff{t1.hi, ff::add(acc.s1_lo, ff::add(t1.lo, d.lo)), t2.hi,
-                           ff::add(acc.s2_lo, ff::add(t2.lo, sq_lo))};
+    return shifted_sums_ff{t1.hi, rn::add32(acc.s1_lo, rn::add32(t1.lo, d.lo)), t2.hi,
+                           rn::add32(acc.s2_lo, rn::add32(t2.lo, sq_lo))};
   });
   auto s1_of = [](const shifted_sums_ff& q) { return ff::two_sum(q.s1_hi, q.s1_lo); };
   auto s2_of = [](const shifted_sums_ff& q) { return ff::two_sum(q.s2_hi, q.s2_lo); };
@@ -322,7 +305,7 @@ FB_HOST_DEVICE float normalised_ff(float y, const row_norm_ff& rn, float gamma, 
   const ff::ff32 z = ff::mul(d, rn.rstd);
   const ff::ff32 g = ff::two_prod(z.hi, gamma);
   const ff::ff32 u = ff::two_sum(g.hi, beta);
-  return ff::add(u.hi, ff::add_to_odd(u.lo, ff::fma(z.lo, gamma, g.lo)));  // one rounding to nearest
+  return rn::add32(u.hi, ff::add_to_odd(u.lo, rn::ffma(z.lo, gamma, g.lo)));  // one rounding to nearest
 }
 /// One output: scale * GELU(normalised_ff), as ln_gelu_scale.
 FB_HOST_DEVICE float ln_gelu_scale_ff(float y, const row_norm_ff& rn, float gamma, float beta, float scale) {

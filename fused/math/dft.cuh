@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "fused/arch/host_device.cuh"
+#include "fused/arch/rounded.cuh"
 
 namespace fb::fused::math::dft {
 
@@ -29,23 +30,9 @@ struct alignas(16) cplx2 {
   cplx b;
 };
 
-/// a*b + c rounded once, on host and device alike.
-FB_HOST_DEVICE float ffma(float a, float b, float c) {
-#if defined(__CUDA_ARCH__)
-  return __fmaf_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
-
-/// a*b + c rounded once (fp64).
-FB_HOST_DEVICE double dfma(double a, double b, double c) {
-#if defined(__CUDA_ARCH__)
-  return __fma_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
+/// a*b + c rounded once, on host and device alike (fp32 and fp64).
+using rn::dfma;
+using rn::ffma;
 
 /// acc += x * y for complex values, as four fused operations in a fixed order.
 FB_HOST_DEVICE void cmac(cplx& acc, cplx x, cplx y) {

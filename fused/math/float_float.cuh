@@ -7,13 +7,12 @@
 /// reports/nvidia-h200/probe-2026-11-29-overlap/). Code that runs beside fp64 MMA warps and needs more
 /// than fp32's precision (#34's LayerNorm statistics in issue 36's engine) computes in float-float.
 ///
-/// Every operation below is a correctly rounded fp32 operation written out (the device's __f*_rn
-/// intrinsics, which the compiler does not contract into FMAs; on the host plain operators, as
-/// layer_norm.cuh's fp64 ones: the build targets x86-64's baseline, which has no FMA instruction to
-/// contract into, and std::fma where an FMA is meant), so the host computes the GPU's bits.
+/// Every operation below is a correctly rounded, uncontracted fp32 operation (fused/arch/rounded.cuh),
+/// so the host computes the GPU's bits.
 #include <cmath>
 
 #include "fused/arch/host_device.cuh"
+#include "fused/arch/rounded.cuh"
 
 namespace fb::fused::ff {
 
@@ -22,66 +21,22 @@ struct ff32 {
   float hi, lo;
 };
 
-FB_HOST_DEVICE float add(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-FB_HOST_DEVICE float sub(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-FB_HOST_DEVICE float mul(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-FB_HOST_DEVICE float div(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fdiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
-FB_HOST_DEVICE float sqrt_rn(float a) {
-#if defined(__CUDA_ARCH__)
-  return __fsqrt_rn(a);
-#else
-  return std::sqrt(a);
-#endif
-}
-/// a b + c, rounded once.
-FB_HOST_DEVICE float fma(float a, float b, float c) {
-#if defined(__CUDA_ARCH__)
-  return __fmaf_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
-
 /// a + b = s + e exactly, any magnitudes (Knuth's TwoSum, 6 operations; exact unless s overflows).
 FB_HOST_DEVICE ff32 two_sum(float a, float b) {
-  const float s = add(a, b);
-  const float bb = sub(s, a);
-  const float e = add(sub(a, sub(s, bb)), sub(b, bb));
+  const float s = rn::add32(a, b);
+  const float bb = rn::sub32(s, a);
+  const float e = rn::add32(rn::sub32(a, rn::sub32(s, bb)), rn::sub32(b, bb));
   return ff32{s, e};
 }
 /// The same where |a| >= |b| or a == 0 (Dekker's, 3 operations).
 FB_HOST_DEVICE ff32 fast_two_sum(float a, float b) {
-  const float s = add(a, b);
-  return ff32{s, sub(b, sub(s, a))};
+  const float s = rn::add32(a, b);
+  return ff32{s, rn::sub32(b, rn::sub32(s, a))};
 }
 /// a b = p + e exactly (one FMA; exact unless the product underflows or overflows).
 FB_HOST_DEVICE ff32 two_prod(float a, float b) {
-  const float p = mul(a, b);
-  return ff32{p, fma(a, b, -p)};
+  const float p = rn::mul32(a, b);
+  return ff32{p, rn::ffma(a, b, -p)};
 }
 
 /// a + b rounded to odd: the nearest float toward zero or away whose last bit is 1 where the sum is
@@ -110,8 +65,8 @@ FB_HOST_DEVICE float add_to_odd(float a, float b) {
 FB_HOST_DEVICE ff32 add(const ff32& a, const ff32& b) {
   const ff32 s = two_sum(a.hi, b.hi);
   const ff32 t = two_sum(a.lo, b.lo);
-  ff32 r = fast_two_sum(s.hi, add(s.lo, t.hi));
-  r = fast_two_sum(r.hi, add(r.lo, t.lo));
+  ff32 r = fast_two_sum(s.hi, rn::add32(s.lo, t.hi));
+  r = fast_two_sum(r.hi, rn::add32(r.lo, t.lo));
   return r;
 }
 /// -a.
@@ -119,21 +74,21 @@ FB_HOST_DEVICE ff32 neg(const ff32& a) { return ff32{-a.hi, -a.lo}; }
 /// a b, normalised (relative error ~2^-45).
 FB_HOST_DEVICE ff32 mul(const ff32& a, const ff32& b) {
   const ff32 p = two_prod(a.hi, b.hi);
-  return fast_two_sum(p.hi, fma(a.lo, b.hi, fma(a.hi, b.lo, p.lo)));
+  return fast_two_sum(p.hi, rn::ffma(a.lo, b.hi, rn::ffma(a.hi, b.lo, p.lo)));
 }
 /// a / b for an fp32 b (one long-division step: relative error ~2^-45).
 FB_HOST_DEVICE ff32 div(const ff32& a, float b) {
-  const float q1 = div(a.hi, b);
+  const float q1 = rn::div32(a.hi, b);
   const ff32 p = two_prod(q1, b);
-  const float r = add(sub(sub(a.hi, p.hi), p.lo), a.lo);
-  return fast_two_sum(q1, div(r, b));
+  const float r = rn::add32(rn::sub32(rn::sub32(a.hi, p.hi), p.lo), a.lo);
+  return fast_two_sum(q1, rn::div32(r, b));
 }
 /// 1 / sqrt(x) for a positive, finite, normal x: fp32's correctly rounded 1 / sqrt(x.hi), then one
 /// Newton step r (1 + (1 - x r^2) / 2) in float-float (relative error ~2^-44).
 FB_HOST_DEVICE ff32 rsqrt(const ff32& x) {
-  const float r0 = div(1.0f, sqrt_rn(x.hi));
+  const float r0 = rn::div32(1.0f, rn::sqrt32(x.hi));
   const ff32 h = add(ff32{1.0f, 0.0f}, neg(mul(x, two_prod(r0, r0))));
-  return fast_two_sum(r0, mul(mul(r0, h.hi), 0.5f));
+  return fast_two_sum(r0, rn::mul32(rn::mul32(r0, h.hi), 0.5f));
 }
 /// x 2^k for an fp32 x and -149 <= k <= 127, exact unless the result is subnormal (then rounded
 /// once, as on the host) or overflows: a multiplication by the power of two, itself exact in fp32.
@@ -156,7 +111,7 @@ FB_HOST_DEVICE float scale_pow2(float x, int k) {
     __builtin_memcpy(&p, &bits, sizeof(p));
 #endif
   }
-  return mul(x, p);
+  return rn::mul32(x, p);
 }
 
 }  // namespace fb::fused::ff
