@@ -179,6 +179,27 @@ __device__ void mma_warp(uint32_t xs_base, const int4 (*koff)[4], const float* b
 /// A worker thread's epilogue-like rows until the MMA warps are done: row r's 64 values from
 /// shared memory, their sum and sum of squares (fp32), then each value's GELU of its normalised
 /// value, four at a time to global memory (16-byte stores, a row 256 bytes, rows far apart).
+/// A row's mean and 1/sqrt(var + 1e-5) in plain fp32 (the epilogue-like workers' statistics).
+__device__ __forceinline__ void fp32_moments(const float* src, float& mean, float& rstd) {
+  float s1 = 0.f, s2 = 0.f;
+  for (int j = 0; j < 64; ++j) {
+    const float v = src[j];
+    s1 += v;
+    s2 = fmaf(v, v, s2);
+  }
+  mean = s1 * (1.0f / 64);
+  rstd = rsqrtf(fmaf(-s1, mean, s2) * (1.0f / 64) + 1e-5f);
+}
+
+/// The 256-byte row at `src` (shared memory, just written by this thread) to `dst` by one bulk copy
+/// (TMA), in this thread's bulk group.
+__device__ __forceinline__ void bulk_store_row(float* dst, const float* src) {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  const auto from = static_cast<uint32_t>(__cvta_generic_to_shared(src));
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 256;" ::"l"(dst), "r"(from) : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
 template <int Workers>
 __device__ long long worker(const float* rows, float* out, const volatile int* mma_done, int mma_warps, int row,
                             long long period) {
@@ -195,13 +216,8 @@ __device__ long long worker(const float* rows, float* out, const volatile int* m
       next += period;
     }
     if constexpr (Workers == epilogue) {
-      float s1 = 0.f, s2 = 0.f;
-      for (int j = 0; j < 64; ++j) {
-        const float v = src[j];
-        s1 += v;
-        s2 = fmaf(v, v, s2);
-      }
-      const float mean = s1 * (1.0f / 64), rstd = rsqrtf(fmaf(-s1, mean, s2) * (1.0f / 64) + 1e-5f);
+      float mean, rstd;
+      fp32_moments(src, mean, rstd);
 #pragma unroll 2
       for (int j = 0; j < 64; j += 4) {
         float v[4];
@@ -231,13 +247,8 @@ __device__ long long worker(const float* rows, float* out, const volatile int* m
     } else if constexpr (Workers == epilogue_bulk) {  // the epilogue, its outputs into the row, then one bulk copy
       float* row_w = const_cast<float*>(src);
       asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");  // the last copy has read the row
-      float s1 = 0.f, s2 = 0.f;
-      for (int j = 0; j < 64; ++j) {
-        const float v = src[j];
-        s1 += v;
-        s2 = fmaf(v, v, s2);
-      }
-      const float mean = s1 * (1.0f / 64), rstd = rsqrtf(fmaf(-s1, mean, s2) * (1.0f / 64) + 1e-5f);
+      float mean, rstd;
+      fp32_moments(src, mean, rstd);
 #pragma unroll 2
       for (int j = 0; j < 64; j += 4) {
         float v[4];
@@ -245,10 +256,7 @@ __device__ long long worker(const float* rows, float* out, const volatile int* m
         for (int k = 0; k < 4; ++k) v[k] = ln::gelu_erf((src[j + k] - mean) * rstd) * 1e-3f;
         *reinterpret_cast<float4*>(row_w + j) = make_float4(v[0], v[1], v[2], v[3]);
       }
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-      const auto from = static_cast<uint32_t>(__cvta_generic_to_shared(src));
-      asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 256;" ::"l"(out + at), "r"(from) : "memory");
-      asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+      bulk_store_row(out + at, src);
     } else if constexpr (Workers == epilogue_ff_bulk) {  // #34's exact row math without fp64 (float-float), then TMA
       float* row_w = const_cast<float*>(src);
       asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
@@ -260,10 +268,7 @@ __device__ long long worker(const float* rows, float* out, const volatile int* m
             ln::ln_gelu_scale_ff(y.x, rn, 0.9f, 0.1f, 1e-3f), ln::ln_gelu_scale_ff(y.y, rn, 0.9f, 0.1f, 1e-3f),
             ln::ln_gelu_scale_ff(y.z, rn, 0.9f, 0.1f, 1e-3f), ln::ln_gelu_scale_ff(y.w, rn, 0.9f, 0.1f, 1e-3f));
       }
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-      const auto from = static_cast<uint32_t>(__cvta_generic_to_shared(src));
-      asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 256;" ::"l"(out + at), "r"(from) : "memory");
-      asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+      bulk_store_row(out + at, src);
     } else if constexpr (Workers == smem_rw) {  // the row read and written back (as the box's conversion and the
       const int o = static_cast<int>(done) & 63;  // accumulators' stores into the row buffer move data in shared memory)
       float* row_w = const_cast<float*>(src);
