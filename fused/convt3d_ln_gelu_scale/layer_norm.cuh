@@ -194,7 +194,6 @@ inline eps_ff split_eps(double eps) {
 }
 
 FB_HOST_DEVICE int imax_ff(int a, int b) { return a > b ? a : b; }
-constexpr float k_inf_f = __builtin_huge_valf();
 constexpr float k_nan_f = __builtin_nanf("");
 
 /// The biased exponent field of an fp32 value (0 for zeros and subnormals, 255 for inf and nan).
@@ -232,7 +231,7 @@ struct shifted_sums_ff {
 /// row_moments without fp64 arithmetic, the same shape: c the row's first value, d = y 2^k - c exact
 /// as a float pair (TwoSum), S1 = sum d and S2 = sum d^2 (d^2 = s^2 + 2 s e for d = s + e: the e^2
 /// left out is below 2^-48 s^2) in float-float, 4 interleaved partials each (row_partials), then
-/// mean = c + S1/n, var = (S2 - S1 (S1/n)) / n (>= 0), rstd by one Newton step in float-float from
+/// m1 = S1/n, var = (S2 - S1 m1) / n (>= 0), rstd by one Newton step in float-float from
 /// fp32's correctly rounded 1/sqrt (relative error ~2^-44; no special-function unit: the host's bits).
 /// The sums' rounding is ~2^-46 of sum |d| and of sum d^2, which the shift keeps within ~n of var:
 /// the variance to ~2^-40 on offset rows, as row_moments' fp64 to ~2^-46.
@@ -242,17 +241,17 @@ FB_HOST_DEVICE row_norm_ff row_moments_ff(const float* a, int region_row_values,
   int e_max = 1;
   for (int j = 0; j < region_row_values; ++j) e_max = imax_ff(e_max, biased_exponent(a[j]));
   for (int j = 0; j < n_b; ++j) e_max = imax_ff(e_max, biased_exponent(b[j]));
-  row_norm_ff rn;
-  rn.k = 127 - (e_max == 255 ? 127 : e_max);
+  row_norm_ff norm;
+  norm.k = 127 - (e_max == 255 ? 127 : e_max);
   if (e_max == 255) {  // inf or nan in the row: nan statistics, as row_moments' fp64 gives
-    rn.c = k_nan_f;
-    rn.m1 = ff::ff32{k_nan_f, k_nan_f};
-    rn.rstd = ff::ff32{k_nan_f, k_nan_f};
-    return rn;
+    norm.c = k_nan_f;
+    norm.m1 = ff::ff32{k_nan_f, k_nan_f};
+    norm.rstd = ff::ff32{k_nan_f, k_nan_f};
+    return norm;
   }
-  const int k = rn.k;
+  const int k = norm.k;
   const float c = ff::scale_pow2(region_row_values > 0 ? a[0] : b[0], k);
-  rn.c = c;
+  norm.c = c;
   shifted_sums_ff p[4] = {};
   row_partials(p, a, region_row_values, b, n_b, [c, k](float v, const shifted_sums_ff& acc) {
     const ff::ff32 d = ff::two_sum(ff::scale_pow2(v, k), -c);
@@ -269,15 +268,15 @@ FB_HOST_DEVICE row_norm_ff row_moments_ff(const float* a, int region_row_values,
   const ff::ff32 s2 = ff::add(ff::add(s2_of(p[0]), s2_of(p[1])), ff::add(s2_of(p[2]), s2_of(p[3])));
   const auto nf = static_cast<float>(n);  // exact: rows have < 2^24 values
   const ff::ff32 m1 = ff::div(s1, nf);
-  rn.m1 = m1;
+  norm.m1 = m1;
   ff::ff32 var = ff::div(ff::add(s2, ff::neg(ff::mul(s1, m1))), nf);
   if (var.hi < 0.0f) var = ff::ff32{0.0f, 0.0f};  // rounding below an exact 0
   if (2 * k + biased_exponent(eps.hi) - 127 > 100) {
     // eps 2^2k past 2^100 (a row of tiny values): var (< 4) is below its last bit, and eps 2^2k
     // itself may overflow, so rstd = 2^-k / sqrt(eps), scaled after the root.
     const ff::ff32 r = ff::rsqrt(ff::ff32{eps.hi, eps.lo});
-    rn.rstd = ff::ff32{ff::scale_pow2(r.hi, -k), ff::scale_pow2(r.lo, -k)};
-    return rn;
+    norm.rstd = ff::ff32{ff::scale_pow2(r.hi, -k), ff::scale_pow2(r.lo, -k)};
+    return norm;
   }
   // eps 2^2k in two exact steps (it may round to 0 for a row of huge values, the same on host and
   // device: then var decides).
@@ -287,8 +286,8 @@ FB_HOST_DEVICE row_norm_ff row_moments_ff(const float* a, int region_row_values,
   // differences from c are at least 2^-23 when they are all near it), so x < 2^-100 means a constant
   // row whose eps 2^2k is tiny: every d is 0 and z = 0 for any finite rstd (ff::rsqrt needs a normal
   // x whose square root's reciprocal squared stays in range).
-  rn.rstd = x.hi >= 7.88860905e-31f ? ff::rsqrt(x) : ff::ff32{3.40282347e+38f, 0.0f};  // 2^-100
-  return rn;
+  norm.rstd = x.hi >= 7.88860905e-31f ? ff::rsqrt(x) : ff::ff32{3.40282347e+38f, 0.0f};  // 2^-100
+  return norm;
 }
 /// The same for n contiguous floats.
 FB_HOST_DEVICE row_norm_ff row_moments_ff(const float* row, int n, const eps_ff& eps) {
@@ -300,16 +299,16 @@ FB_HOST_DEVICE row_norm_ff row_moments_ff(const float* row, int n, const eps_ff&
 /// ((y 2^k - c) - m1) rstd in float-float (row_norm_ff). It is the correctly rounded u but where u
 /// lies within ~2^-44 of an fp32 rounding tie, on offset rows too (where the fp64 path's mean =
 /// c + m1 rounds at 2^-53 of the offset).
-FB_HOST_DEVICE float normalised_ff(float y, const row_norm_ff& rn, float gamma, float beta) {
-  const ff::ff32 d = ff::add(ff::two_sum(ff::scale_pow2(y, rn.k), -rn.c), ff::neg(rn.m1));
-  const ff::ff32 z = ff::mul(d, rn.rstd);
+FB_HOST_DEVICE float normalised_ff(float y, const row_norm_ff& norm, float gamma, float beta) {
+  const ff::ff32 d = ff::add(ff::two_sum(ff::scale_pow2(y, norm.k), -norm.c), ff::neg(norm.m1));
+  const ff::ff32 z = ff::mul(d, norm.rstd);
   const ff::ff32 g = ff::two_prod(z.hi, gamma);
   const ff::ff32 u = ff::two_sum(g.hi, beta);
   return rn::add32(u.hi, ff::add_to_odd(u.lo, rn::ffma(z.lo, gamma, g.lo)));  // one rounding to nearest
 }
 /// One output: scale * GELU(normalised_ff), as ln_gelu_scale.
-FB_HOST_DEVICE float ln_gelu_scale_ff(float y, const row_norm_ff& rn, float gamma, float beta, float scale) {
-  return gelu_erf(normalised_ff(y, rn, gamma, beta)) * scale;
+FB_HOST_DEVICE float ln_gelu_scale_ff(float y, const row_norm_ff& norm, float gamma, float beta, float scale) {
+  return gelu_erf(normalised_ff(y, norm, gamma, beta)) * scale;
 }
 
 }  // namespace fb::fused::convt3d_ln_gelu_scale::detail
