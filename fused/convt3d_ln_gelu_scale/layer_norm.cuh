@@ -197,15 +197,7 @@ FB_HOST_DEVICE int imax_ff(int a, int b) { return a > b ? a : b; }
 constexpr float k_nan_f = __builtin_nanf("");
 
 /// The biased exponent field of an fp32 value (0 for zeros and subnormals, 255 for inf and nan).
-FB_HOST_DEVICE int biased_exponent(float v) {
-#if defined(__CUDA_ARCH__)
-  const unsigned bits = __float_as_uint(v);
-#else
-  unsigned bits;
-  __builtin_memcpy(&bits, &v, sizeof(bits));
-#endif
-  return static_cast<int>((bits >> 23) & 0xffu);
-}
+FB_HOST_DEVICE int biased_exponent(float v) { return static_cast<int>((ff::bits_of(v) >> 23) & 0xffu); }
 
 /// A row's statistics in the row's own scale: its values are read as y 2^k, k = 127 - (the biased
 /// exponent of its largest magnitude, at least 1), so that they lie in (-2, 2) whatever their size

@@ -21,6 +21,26 @@ struct ff32 {
   float hi, lo;
 };
 
+/// An fp32 value's bits, and the value of 32 bits (host and device alike).
+FB_HOST_DEVICE unsigned bits_of(float v) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(v);
+#else
+  unsigned bits;
+  __builtin_memcpy(&bits, &v, sizeof(bits));
+  return bits;
+#endif
+}
+FB_HOST_DEVICE float float_of(unsigned bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  float v;
+  __builtin_memcpy(&v, &bits, sizeof(v));
+  return v;
+#endif
+}
+
 /// a + b = s + e exactly, any magnitudes (Knuth's TwoSum, 6 operations; exact unless s overflows).
 FB_HOST_DEVICE ff32 two_sum(float a, float b) {
   const float s = rn::add32(a, b);
@@ -46,20 +66,9 @@ FB_HOST_DEVICE ff32 two_prod(float a, float b) {
 FB_HOST_DEVICE float add_to_odd(float a, float b) {
   const ff32 t = two_sum(a, b);
   if (t.lo == 0.0f) return t.hi;
-#if defined(__CUDA_ARCH__)
-  unsigned bits = __float_as_uint(t.hi);
-#else
-  unsigned bits;
-  __builtin_memcpy(&bits, &t.hi, sizeof(bits));
-#endif
+  unsigned bits = bits_of(t.hi);
   if ((bits & 1u) == 0u) bits += ((t.hi > 0.0f) == (t.lo > 0.0f)) ? 1u : static_cast<unsigned>(-1);  // away / toward zero
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(bits);
-#else
-  float r;
-  __builtin_memcpy(&r, &bits, sizeof(r));
-  return r;
-#endif
+  return float_of(bits);
 }
 /// a + b, normalised (the accurate float-float sum: relative error ~2^-46 even where they cancel).
 FB_HOST_DEVICE ff32 add(const ff32& a, const ff32& b) {
@@ -94,23 +103,7 @@ FB_HOST_DEVICE ff32 rsqrt(const ff32& x) {
 /// once, as on the host) or overflows: a multiplication by the power of two, itself exact in fp32.
 FB_HOST_DEVICE float scale_pow2(float x, int k) {
   // 2^k for -126 <= k <= 127 is a normal float; below, a subnormal one (exact down to 2^-149).
-  float p;
-  if (k >= -126) {
-    const unsigned bits = static_cast<unsigned>(k + 127) << 23;
-#if defined(__CUDA_ARCH__)
-    p = __uint_as_float(bits);
-#else
-    static_assert(sizeof(float) == sizeof(unsigned), "fp32 is 32 bits");
-    __builtin_memcpy(&p, &bits, sizeof(p));
-#endif
-  } else {
-    const unsigned bits = 1u << (k + 149);
-#if defined(__CUDA_ARCH__)
-    p = __uint_as_float(bits);
-#else
-    __builtin_memcpy(&p, &bits, sizeof(p));
-#endif
-  }
+  const float p = float_of(k >= -126 ? static_cast<unsigned>(k + 127) << 23 : 1u << (k + 149));
   return rn::mul32(x, p);
 }
 
