@@ -211,6 +211,7 @@ FB_HOST_DEVICE int biased_exponent(float v) { return static_cast<int>((ff::bits_
 /// 1e-5) gets rstd = the largest float: every z is 0 then, as for any finite rstd.
 struct row_norm_ff {
   int k;
+  float scale;  ///< 2^k (exact: -127 <= k <= 126), each value's factor into the row's scale
   float c;
   ff::ff32 m1, rstd;
 };
@@ -235,6 +236,7 @@ FB_HOST_DEVICE row_norm_ff row_moments_ff(const float* a, int region_row_values,
   for (int j = 0; j < n_b; ++j) e_max = imax_ff(e_max, biased_exponent(b[j]));
   row_norm_ff norm;
   norm.k = 127 - (e_max == 255 ? 127 : e_max);
+  norm.scale = ff::scale_pow2(1.0f, norm.k);
   if (e_max == 255) {  // inf or nan in the row: nan statistics, as row_moments' fp64 gives
     norm.c = k_nan_f;
     norm.m1 = ff::ff32{k_nan_f, k_nan_f};
@@ -242,11 +244,12 @@ FB_HOST_DEVICE row_norm_ff row_moments_ff(const float* a, int region_row_values,
     return norm;
   }
   const int k = norm.k;
-  const float c = ff::scale_pow2(region_row_values > 0 ? a[0] : b[0], k);
+  const float scale = norm.scale;
+  const float c = rn::mul32(region_row_values > 0 ? a[0] : b[0], scale);
   norm.c = c;
   shifted_sums_ff p[4] = {};
-  row_partials(p, a, region_row_values, b, n_b, [c, k](float v, const shifted_sums_ff& acc) {
-    const ff::ff32 d = ff::two_sum(ff::scale_pow2(v, k), -c);
+  row_partials(p, a, region_row_values, b, n_b, [c, scale](float v, const shifted_sums_ff& acc) {
+    const ff::ff32 d = ff::two_sum(rn::mul32(v, scale), -c);
     const ff::ff32 t1 = ff::two_sum(acc.s1_hi, d.hi);
     const ff::ff32 sq = ff::two_prod(d.hi, d.hi);
     const float sq_lo = rn::ffma(rn::add32(d.hi, d.hi), d.lo, sq.lo);
@@ -288,12 +291,18 @@ FB_HOST_DEVICE row_norm_ff row_moments_ff(const float* row, int n, const eps_ff&
 
 /// The normalised value before the GELU from its row's float-float statistics: u = gamma z + beta in
 /// float-float rounded once to fp32 (the low parts added to odd first: no double rounding), z =
-/// ((y 2^k - c) - m1) rstd in float-float (row_norm_ff). It is the correctly rounded u but where u
+/// ((y 2^k - c) - m1) rstd in float-float (row_norm_ff), ~66 fp32 operations with the GELU. It is the correctly rounded u but where u
 /// lies within ~2^-44 of an fp32 rounding tie, on offset rows too (where the fp64 path's mean =
 /// c + m1 rounds at 2^-53 of the offset).
 FB_HOST_DEVICE float normalised_ff(float y, const row_norm_ff& norm, float gamma, float beta) {
-  const ff::ff32 d = ff::add(ff::two_sum(ff::scale_pow2(y, norm.k), -norm.c), ff::neg(norm.m1));
-  const ff::ff32 z = ff::mul(d, norm.rstd);
+  // d = (y 2^k - c) - m1: the first difference exact (TwoSum), then m1's high part off exactly too and
+  // the low parts added (d.lo is not renormalised: z's product takes it as it is).
+  const ff::ff32 s = ff::two_sum(rn::mul32(y, norm.scale), -norm.c);
+  const ff::ff32 t = ff::two_sum(s.hi, -norm.m1.hi);
+  const ff::ff32 d{t.hi, rn::add32(t.lo, rn::sub32(s.lo, norm.m1.lo))};
+  // z = d rstd, its low part not renormalised either (g and the FMA below take it as it is).
+  const ff::ff32 p = ff::two_prod(d.hi, norm.rstd.hi);
+  const ff::ff32 z{p.hi, rn::ffma(d.lo, norm.rstd.hi, rn::ffma(d.hi, norm.rstd.lo, p.lo))};
   const ff::ff32 g = ff::two_prod(z.hi, gamma);
   const ff::ff32 u = ff::two_sum(g.hi, beta);
   return rn::add32(u.hi, ff::add_to_odd(u.lo, rn::ffma(z.lo, gamma, g.lo)));  // one rounding to nearest
