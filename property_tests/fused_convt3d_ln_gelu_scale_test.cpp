@@ -256,6 +256,20 @@ TEST(FusedConvT3dLnGeluScale, RejectsInvalidProblemsNamingTheField) {
 // Row math
 // ---------------------------------------------------------------------------------------------
 
+/// A row's mean and biased variance in long double: the truth the row math is held to.
+struct truth_moments {
+  long double mean, var;
+};
+truth_moments long_double_moments(const std::vector<float>& row) {
+  const auto n = static_cast<long double>(row.size());
+  long double mean = 0.0L;
+  for (float v : row) mean += v;
+  mean /= n;
+  long double var = 0.0L;
+  for (float v : row) var += (v - mean) * (v - mean);
+  return truth_moments{mean, var / n};
+}
+
 // Mean and biased variance from values shifted by the row's first, exact to fp64 rounding on
 // offset rows where E[y^2] - E[y]^2 would cancel (the SPEC trap), also when that first value is
 // far from the others (the shift's worst case: the cancellation grows to n + 1), and 1/sqrt(var +
@@ -272,12 +286,7 @@ RC_GTEST_PROP(FusedConvT3dLnGeluScaleMath, RowMomentsAreCentredAndBiased, ()) {
   row[0] = static_cast<float>(row[0] + 0.01 * outlier);
   double largest = 0.0;
   for (float v : row) largest = std::max(largest, std::fabs(static_cast<double>(v)));
-  long double mean = 0.0L;
-  for (float v : row) mean += v;
-  mean /= n;
-  long double var = 0.0L;
-  for (float v : row) var += (v - mean) * (v - mean);
-  var /= n;  // biased
+  const auto [mean, var] = long_double_moments(row);
   row.push_back(std::numeric_limits<float>::quiet_NaN());  // past the row: never read
   const ln::detail::row_norm rn = ln::detail::row_moments(row.data(), n, eps);
   RC_ASSERT(std::fabs(rn.mean - static_cast<double>(mean)) <= 1e-15 * (largest + 1.0));
@@ -383,15 +392,9 @@ RC_GTEST_PROP(FusedConvT3dLnGeluScaleMath, FloatFloatRowMomentsMatchTheTruth, ()
   const double eps = *rc::gen::element(1e-30, 1e-6, 1e-5, 0.5);
   std::mt19937_64 rng(*rc::gen::arbitrary<uint64_t>());
   std::vector<float> row = ff_row(rng, n, offset, spread, row_scale, spread_binades);
-  long double largest = 0.0L, mean = 0.0L;
-  for (float v : row) {
-    largest = std::max(largest, std::fabs(static_cast<long double>(v)));
-    mean += v;
-  }
-  mean /= n;
-  long double var = 0.0L;
-  for (float v : row) var += (v - mean) * (v - mean);
-  var /= n;
+  long double largest = 0.0L;
+  for (float v : row) largest = std::max(largest, std::fabs(static_cast<long double>(v)));
+  const auto [mean, var] = long_double_moments(row);
   row.push_back(std::numeric_limits<float>::quiet_NaN());  // past the row: never read
   const ln::detail::row_norm_ff rn = ln::detail::row_moments_ff(row.data(), n, ln::detail::split_eps(eps));
   const long double got_mean =
@@ -424,12 +427,7 @@ RC_GTEST_PROP(FusedConvT3dLnGeluScaleMath, FloatFloatNormalisedValuesAreTheRound
   std::uniform_real_distribution<float> param(-2.0f, 2.0f);
   for (int r = 0; r < 20; ++r) {
     const std::vector<float> row = ff_row(rng, n, offset, spread, row_scale, spread_binades);
-    long double mean = 0.0L;
-    for (float v : row) mean += v;
-    mean /= n;
-    long double var = 0.0L;
-    for (float v : row) var += (v - mean) * (v - mean);
-    var /= n;
+    const auto [mean, var] = long_double_moments(row);
     const long double rstd = 1.0L / std::sqrt(var + eps);
     const ln::detail::row_norm_ff rn = ln::detail::row_moments_ff(row.data(), n, ln::detail::split_eps(eps));
     for (float y : row) {
