@@ -15,7 +15,12 @@ if [[ -f "$tree/fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale.cu" ]]; then
 else
   sources=("$tree/fused/convt3d_ln_gelu_scale.cu" "$tree/fused/convt3d_ln_gelu_scale_host.cpp" "$tree/fused/common/device_info.cu")
 fi
-nvcc -O3 -std=c++17 -arch=sm_90 -lineinfo -Xptxas -v -I"$tree" -I"$root" "$root/probes/k34_time/k34_time.cu" \
+# Trees with the warp-role program (fused/conv3d/mma_fp64_roles.cuh, issue 36: kept as
+# reports/nvidia-h200/probe-2026-11-29-roles/patches/roles.patch) build for sm_90a:
+# setmaxnreg, which its roles need, exists only there.
+arch=(-arch=sm_90)
+[[ -f "$tree/fused/conv3d/mma_fp64_roles.cuh" ]] && arch=(-gencode arch=compute_90a,code=sm_90a -DFB_ROLES_SM90A)
+nvcc -O3 -std=c++17 "${arch[@]}" -lineinfo -Xptxas -v -I"$tree" -I"$root" "$root/probes/k34_time/k34_time.cu" \
   "${sources[@]}" -o "$out" 2>&1 |
   grep -E "error|warning|spill|registers" || true
 test -x "$out"
