@@ -176,9 +176,6 @@ __device__ void mma_warp(uint32_t xs_base, const int4 (*koff)[4], const float* b
   if (s == 12345.678) sink[threadIdx.x] = s;
 }
 
-/// A worker thread's epilogue-like rows until the MMA warps are done: row r's 64 values from
-/// shared memory, their sum and sum of squares (fp32), then each value's GELU of its normalised
-/// value, four at a time to global memory (16-byte stores, a row 256 bytes, rows far apart).
 /// A row's mean and 1/sqrt(var + 1e-5) in plain fp32 (the epilogue-like workers' statistics).
 __device__ __forceinline__ void fp32_moments(const float* src, float& mean, float& rstd) {
   float s1 = 0.f, s2 = 0.f;
@@ -200,6 +197,22 @@ __device__ __forceinline__ void bulk_store_row(float* dst, const float* src) {
   asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 }
 
+/// GELU of each of a row's 64 normalised values times `factor`, four at a time into dst (16-byte
+/// stores: global memory for the epilogue, the row itself for the bulk-copy epilogue).
+__device__ __forceinline__ void gelu_row(const float* src, float mean, float rstd, float factor, float* dst) {
+  namespace ln = fb::fused::convt3d_ln_gelu_scale::detail;
+#pragma unroll 2
+  for (int j = 0; j < 64; j += 4) {
+    float v[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v[k] = ln::gelu_erf((src[j + k] - mean) * rstd) * factor;
+    *reinterpret_cast<float4*>(dst + j) = make_float4(v[0], v[1], v[2], v[3]);
+  }
+}
+
+/// A worker thread's epilogue-like rows until the MMA warps are done: row r's 64 values from
+/// shared memory, their sum and sum of squares (fp32), then each value's GELU of its normalised
+/// value, four at a time to global memory (16-byte stores, a row 256 bytes, rows far apart).
 template <int Workers>
 __device__ long long worker(const float* rows, float* out, const volatile int* mma_done, int mma_warps, int row,
                             long long period) {
@@ -218,13 +231,7 @@ __device__ long long worker(const float* rows, float* out, const volatile int* m
     if constexpr (Workers == epilogue) {
       float mean, rstd;
       fp32_moments(src, mean, rstd);
-#pragma unroll 2
-      for (int j = 0; j < 64; j += 4) {
-        float v[4];
-#pragma unroll
-        for (int k = 0; k < 4; ++k) v[k] = ln::gelu_erf((src[j + k] - mean) * rstd);
-        *reinterpret_cast<float4*>(out + at + j) = make_float4(v[0], v[1], v[2], v[3]);
-      }
+      gelu_row(src, mean, rstd, 1.0f, out + at);
     } else if constexpr (Workers == compute_only) {  // the same arithmetic on registers
       float s1 = 0.f, s2 = 0.f, v0 = keep + row;
       for (int j = 0; j < 64; ++j) {
@@ -249,13 +256,7 @@ __device__ long long worker(const float* rows, float* out, const volatile int* m
       asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");  // the last copy has read the row
       float mean, rstd;
       fp32_moments(src, mean, rstd);
-#pragma unroll 2
-      for (int j = 0; j < 64; j += 4) {
-        float v[4];
-#pragma unroll
-        for (int k = 0; k < 4; ++k) v[k] = ln::gelu_erf((src[j + k] - mean) * rstd) * 1e-3f;
-        *reinterpret_cast<float4*>(row_w + j) = make_float4(v[0], v[1], v[2], v[3]);
-      }
+      gelu_row(src, mean, rstd, 1e-3f, row_w);
       bulk_store_row(out + at, src);
     } else if constexpr (Workers == epilogue_ff_bulk) {  // #34's exact row math without fp64 (float-float), then TMA
       float* row_w = const_cast<float*>(src);
