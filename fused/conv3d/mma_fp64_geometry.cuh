@@ -123,6 +123,31 @@ FB_HOST_DEVICE int steps_of(const geometry& g, int rd, int rh, int rw, int cc) {
   return (cc * t + arch::mma::k_k - 1) / arch::mma::k_k;
 }
 
+/// The k16 steps [begin, end) of a phase's K that a block runs.
+struct step_range {
+  int begin, end;
+};
+
+/// The steps of phase (bp.rd, bp.rh, rw) in a chunk of cc channels that hold a K row whose d tap
+/// lands inside the input for block bp's d base: K runs taps outer with jd outermost, and the d taps
+/// that fall outside the input (input line qd - jd < 0 or >= D) at a d border are a leading or
+/// trailing block of K whose A rows are the staged box's zero lines. Their products are exact zeros,
+/// so leaving out every step that holds only such rows (and padding past K) changes no sum: +0 added
+/// to an fp64 accumulator leaves it as it is, but for -0 + +0 (a bias of -0 with every other product
+/// zero; the output is then a zero either way). It also matches PyTorch where a weight is inf or
+/// NaN: its transposed convolution never multiplies a weight by a padding zero. At the default
+/// problem 2 of a d phase's 32 bases have one of their 2 d taps outside: 1/32 of the MMAs.
+FB_HOST_DEVICE step_range live_steps(const geometry& g, const block_pos& bp, int rw, int cc) {
+  const int jd_n = taps_of(g, 0, bp.rd);
+  const int d_in = static_cast<int>(g.dim[0].n_in);
+  const int lo = bp.qd - d_in + 1 > 0 ? bp.qd - d_in + 1 : 0;  // the first jd with qd - jd < D
+  const int hi = imin(jd_n, bp.qd + 1);                          // past the last jd with qd - jd >= 0
+  if (lo >= hi) return {0, 0};                                    // no d tap inside: no product at all
+  const int per_jd = taps_of(g, 1, bp.rh) * taps_of(g, 2, rw) * cc;  // K rows of one d tap
+  const int steps = steps_of(g, bp.rd, bp.rh, rw, cc);
+  return {lo * per_jd / arch::mma::k_k, imin(steps, (hi * per_jd + arch::mma::k_k - 1) / arch::mma::k_k)};
+}
+
 /// The arranged-weight slot of (phase, group, chunk): k16 steps of k_step_floats each.
 FB_HOST_DEVICE int64_t weight_slot(const geometry& g, int rd, int rh, int rw, int group, int chunk) {
   const int phase = (rd * g.s[1] + rh) * g.s[2] + rw;

@@ -183,7 +183,7 @@ FB_HOST_DEVICE void mma_step(const W& w, warp_state<W>& st, const a_operands<W>&
 }
 
 /// One warp's share of one chunk: its 32 x 32 tile of the pass's positions x the block's channels,
-/// K of the chunk in steps of 16, each step loading its own operands. Every n8 tile of the warp
+/// the chunk's live steps of K (live_steps), each step loading its own operands. Every n8 tile of the warp
 /// runs: the arranged weights are zero past C_out, so no MMA is predicated. Warps whose tile holds
 /// no position or channel do nothing.
 ///
@@ -193,16 +193,17 @@ FB_HOST_DEVICE void mma_step(const W& w, warp_state<W>& st, const a_operands<W>&
 /// 168 registers (not timed there).
 template <class W>
 FB_HOST_DEVICE void warp_chunk(const W& w, warp_state<W>& st, const geometry& g, const block_pos& bp, const pass_pos& pp,
-                               int warp, const unsigned char* xs, const int* koff, const float* wt_slot, int steps) {
+                               int warp, const unsigned char* xs, const int* koff, const float* wt_slot,
+                               step_range steps) {
   const int warp_row = warp / g.warp_cols, warp_col = warp % g.warp_cols;
   const int first = warp_row * k_warp_m;
-  if (first >= pp.n || warp_col * k_warp_n >= bp.n_ch || steps <= 0) return;
+  if (first >= pp.n || warp_col * k_warp_n >= bp.n_ch || steps.end <= steps.begin) return;
   int a_off[k_mt][W::k_lanes][2];
   a_row_offsets(w, g, pp, first, a_off);
-  const float* b_step = wt_slot + warp_col * k_nt * 32 * arch::mma::k_b_regs;
+  const float* b_step = wt_slot + steps.begin * k_step_floats + warp_col * k_nt * 32 * arch::mma::k_b_regs;
   a_operands<W> oa;
   b_operands<W> ob;
-  for (int step = 0; step < steps; ++step, b_step += k_step_floats) {
+  for (int step = steps.begin; step < steps.end; ++step, b_step += k_step_floats) {
     load_b(w, ob, b_step);
     load_a(w, oa, xs, koff, step, a_off);
     mma_step(w, st, oa, ob);
@@ -251,6 +252,7 @@ FB_HOST_DEVICE void conv_block(Exec& ex, const geometry& g, const float* x, cons
         }
         const int cc = chunk_channels(g, c);
         const int steps = steps_of(g, bp.rd, bp.rh, rw, cc);
+        const step_range live = live_steps(g, bp, rw, cc);
         // The table depends on (rw, chunk) only: a later pass of the same w phase and one chunk
         // reuses it.
         if (g.n_chunks > 1 || pp.m0 == 0)
@@ -260,7 +262,7 @@ FB_HOST_DEVICE void conv_block(Exec& ex, const geometry& g, const float* x, cons
           });
         ex.sync();
         const float* slot = wt + weight_slot(g, bp.rd, bp.rh, rw, bp.group, c) * k_step_floats;
-        ex.warps([&](int warp, const auto& w, auto& st) { warp_chunk(w, st, g, bp, pp, warp, smem, koff, slot, steps); });
+        ex.warps([&](int warp, const auto& w, auto& st) { warp_chunk(w, st, g, bp, pp, warp, smem, koff, slot, live); });
       }
       unsigned char* x_area = nullptr;  // the staged x's memory, free in the block's last pass
       if (pol.last_pass_into_x && rw == g.s[2] - 1 && pp.m0 + cap >= positions) {

@@ -92,7 +92,7 @@ FB_HOST_DEVICE void conv_persistent(Exec& ex, const geometry& g, const float* x,
         pp.m0 = 0;
         pp.n = bp.rows * pp.n_qw;  // one position pass (persistent_fits)
         start_accumulators(ex, pol, bp, region);
-        const int steps = steps_of(g, bp.rd, bp.rh, rw, static_cast<int>(g.c_in));
+        const step_range steps = live_steps(g, bp, rw, static_cast<int>(g.c_in));
         const float* slot = wt + weight_slot(g, bp.rd, bp.rh, rw, bp.group, 0) * k_step_floats;
         ex.warps([&](int warp, const auto& w, auto& st) {
           warp_chunk(w, st, g, bp, pp, warp, smem, koff + rw * per_table, slot, steps);
