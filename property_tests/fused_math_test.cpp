@@ -269,6 +269,11 @@ RC_GTEST_PROP(FusedBorderSums, TapRectSumMatchesBruteForce, ()) {
       if (in_chunk(i * w + bw.line(b))) s += plane[static_cast<std::size_t>(i * w + bw.line(b))];
     col_sums[static_cast<std::size_t>(b)] = s;
   }
+  // The corners as a kernel gathers them beforehand (every band x band element, as stored).
+  std::vector<double> corners(static_cast<std::size_t>(bh.count() * bw.count()));
+  for (int64_t br = 0; br < bh.count(); ++br)
+    for (int64_t bc = 0; bc < bw.count(); ++bc)
+      corners[static_cast<std::size_t>(br * bw.count() + bc)] = plane[static_cast<std::size_t>(bh.line(br) * w + bw.line(bc))];
   for (int64_t th = 0; th < gh.k; ++th)
     for (int64_t tw = 0; tw < gw.k; ++tw) {
       const index_interval ih = fb::fused::convt_tap_interval(gh.n_in, gh.n_out, gh.s, gh.p, th);
@@ -282,8 +287,12 @@ RC_GTEST_PROP(FusedBorderSums, TapRectSumMatchesBruteForce, ()) {
             brute += plane[static_cast<std::size_t>(i * w + j)];
         }
       const double got = fb::fused::math::tap_rect_sum(total, bh, bw, ih, iw, row_sums.data(), col_sums.data(),
-                                                       plane.data(), w, a, b_end);
+                                                       fb::fused::math::corners_from_plane{plane.data()}, w, a, b_end);
       RC_ASSERT(std::fabs(got - brute) <= 1e-12 * (total_abs + 1.0));
+      const double gathered = fb::fused::math::tap_rect_sum(
+          total, bh, bw, ih, iw, row_sums.data(), col_sums.data(),
+          fb::fused::math::corners_gathered{corners.data(), bw.count()}, w, a, b_end);
+      RC_ASSERT(std::memcmp(&gathered, &got, sizeof got) == 0);
     }
 }
 

@@ -11,9 +11,10 @@
 //     rectangle sums are linear in x, so an item's R_item[tap] (inclusion-exclusion restricted to
 //     the chunk: tap_rect_sum, shared with the host executor) and its contributions
 //     sum_tap W[ci, co, tap] R_item[tap] need no plane-level gather;
-//   - the item's band-line partials and R live in shared memory (state_of), and the tap intervals,
-//     which depend only on the geometry, are computed once per block: the steps between the
-//     block's barriers then cost shared-memory reads, not L2 round trips or 64-bit divisions;
+//   - the item's band-line partials, band x band corners and R live in shared memory (state_of;
+//     the corners are loaded beside the band lines), and the tap intervals, which depend only on
+//     the geometry, are computed once per block: the steps between the block's barriers then cost
+//     shared-memory reads, not L2 round trips or 64-bit divisions;
 //   - each block owns a contiguous run of items and streams up to 4 of them back to back before
 //     finishing them together, so the finishing steps come once per batch, not once per item;
 //   - the only cross-block step is one arrival per item on its sample's counter; the block that
@@ -27,8 +28,9 @@
 // and independent of the grid size. Memory ordering (as CUTLASS's semaphore): block barrier, then
 // one thread's device-scope release fence and relaxed fetch_adds (an acquire fence when a sample
 // completes); the finishing block reads other blocks' rows with ld.global.cg (from L2, never a
-// possibly stale L1 line). Measured on an H200 at the default size (fused_cuda_selftest --bench,
-// clean L2 flush): 30.9 µs, where a plain 16-byte read of x takes 19 µs and an empty kernel 2.7 µs.
+// possibly stale L1 line). Measured on an H200 at the default size (probes/k44_time, read-flushed
+// L2): 27.7 µs, where a plain 16-byte read of x takes 18.8 µs, the same stream with every element
+// widened to fp64 too (the conversions are not what limits it), and the memset 1.3 µs.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -55,8 +57,9 @@ constexpr int k_unroll = 16;  // float4 loads in flight per lane: 8 KB per warp 
 constexpr int k_co_tile = 4;  // output channels per lane in the sample sum: 4 independent loads per step
 constexpr int k_cached_taps = 64;  // tap intervals per dimension kept in shared memory (k <= 64)
 constexpr int k_max_batch = 4;     // items a block streams back to back before finishing them
-// Band partials + R of an item go to shared memory up to this size (below the 48 KB a kernel may use
-// without opting in); larger ones (huge k, or planes that are all border) stay in the workspace.
+// Band partials + R (+ the band x band corners) of an item go to shared memory up to this size
+// (below the 48 KB a kernel may use without opting in); larger ones (huge k, or planes that are all
+// border) stay in the workspace, and their corners are read from x when the rectangles are formed.
 constexpr std::size_t k_max_line_smem = 32 * 1024;
 
 using warp_reduce = cub::WarpReduce<double>;
@@ -81,6 +84,9 @@ struct kernel_params {
   band_1d band_h, band_w;
   double multiplier, inv_area;
   bool item_state_in_smem;  // band partials and R of the batch's items in dynamic shared memory
+  bool corners_in_smem;     // and their band x band corners, gathered beside the band lines
+  int64_t slot_doubles;     // dynamic shared memory per batch slot (one item's state)
+  int64_t n_corners;        // band x band corners per item: n_band_rows * n_band_cols
   int batch_items;          // items per batch, 1..k_max_batch
 };
 
@@ -92,6 +98,9 @@ struct shared_state {
   index_interval tap_w[k_cached_taps];          // valid input columns of each tap tw
   int64_t completed[k_max_batch];               // samples this batch completed, in order
   int n_completed;
+  int64_t arrival_sample[k_max_batch];          // the batch's arrivals: per sample it touches, in order,
+  unsigned arrival_count[k_max_batch];          // the sample and the batch's items of it
+  int n_arrivals;
 };
 
 /// Where the current item's band-line partials and tap rectangles live: in dynamic shared memory
@@ -101,15 +110,18 @@ struct item_state {
   double* row_part;  // [n_band_rows]
   double* col_part;  // [n_band_cols]
   double* rect;      // [kk]
+  double* corner;    // [n_band_rows * n_band_cols] where prm.corners_in_smem, else null (read from x)
 };
 
 /// The state of batch slot r (shared memory) or of item `item` (workspace).
 __device__ __forceinline__ item_state state_of(const kernel_params& prm, double* dyn, int r, int64_t item) {
   if (prm.item_state_in_smem) {
-    double* base = dyn + r * (prm.n_band_rows + prm.n_band_cols + prm.n_taps);
-    return {base, base + prm.n_band_rows, base + prm.n_band_rows + prm.n_band_cols};
+    double* base = dyn + r * prm.slot_doubles;
+    double* rect = base + prm.n_band_rows + prm.n_band_cols;
+    return {base, base + prm.n_band_rows, rect, prm.corners_in_smem ? rect + prm.n_taps : nullptr};
   }
-  return {prm.row_part + item * prm.n_band_rows, prm.col_part + item * prm.n_band_cols, prm.rect + item * prm.n_taps};
+  return {prm.row_part + item * prm.n_band_rows, prm.col_part + item * prm.n_band_cols, prm.rect + item * prm.n_taps,
+          nullptr};
 }
 
 /// Where an item lies: its plane, sample, input channel and flat range. 32-bit divisions
@@ -132,8 +144,25 @@ __device__ __forceinline__ item_place place_of(const kernel_params& prm, int64_t
 /// every piece starts 16-byte aligned whenever the plane does.
 __device__ __forceinline__ index_interval warp_piece(index_interval item, int warp) {
   const int64_t piece = ((item.size() + k_warps - 1) / k_warps + 3) & ~int64_t{3};
-  const int64_t lo = min_i64(item.hi, item.lo + warp * piece);
+  const int64_t lo = min_i64(item.hi, item.lo + static_cast<int64_t>(static_cast<unsigned>(warp)) * piece);
   return index_interval{lo, min_i64(item.hi, lo + piece)};
+}
+
+/// The band x band corners of the batch's nb items into their slots (prm.corners_in_smem), loaded
+/// while the band lines are summed, so that the rectangles need no load of their own. Threads are
+/// taken from the last warp down: the band lines go to the first warps.
+__device__ void gather_corners(const kernel_params& prm, double* dyn, int64_t first, int nb) {
+  const auto corners = static_cast<unsigned>(prm.n_corners);  // fits in a slot
+  const auto nbc = static_cast<unsigned>(prm.n_band_cols);
+  for (unsigned t = k_block - 1 - threadIdx.x; t < nb * corners; t += k_block) {
+    const int r = static_cast<int>(t / corners);
+    const unsigned c = t - r * corners;
+    const item_place ip = place_of(prm, first + r);
+    const int64_t f = prm.band_h.line(c / nbc) * prm.width + prm.band_w.line(c % nbc);
+    // Only corners inside the item are ever asked for (tap_rect_sum); the others are left zero.
+    state_of(prm, dyn, r, first + r).corner[c] =
+        ip.range.contains(f) ? static_cast<double>(__ldg(prm.x + ip.plane * prm.plane_size + f)) : 0.0;
+  }
 }
 
 /// Sum of the item and its band-line partials (rows, then columns; line l by warp l % k_warps).
@@ -144,7 +173,7 @@ __device__ void sum_item(const kernel_params& prm, shared_state& sh, int r, cons
   __syncwarp();  // the reduce storage is reused
   s = warp_reduce(sh.reduce[warp]).Sum(s);
   if (lane == 0) sh.warp_part[r][warp] = s;
-  for (int64_t l = warp; l < prm.n_band_rows + prm.n_band_cols; l += k_warps) {
+  for (int64_t l = static_cast<unsigned>(warp); l < prm.n_band_rows + prm.n_band_cols; l += k_warps) {
     double v = 0.0;
     if (l < prm.n_band_rows) {  // a band row: contiguous, re-read from L1/L2
       const index_interval r = math::row_in_flat_range(prm.band_h.line(l), prm.width, range.lo, range.hi);
@@ -179,8 +208,12 @@ __device__ void item_rects(const kernel_params& prm, const shared_state& sh, int
                                                   : convt_tap_interval(prm.height, prm.h_out, prm.stride, prm.padding, th);
     const index_interval iw = tw < k_cached_taps ? sh.tap_w[tw]
                                                   : convt_tap_interval(prm.width, prm.w_out, prm.stride, prm.padding, tw);
-    st.rect[tap] = math::tap_rect_sum(total, prm.band_h, prm.band_w, ih, iw, st.row_part, st.col_part, xp, prm.width,
-                                      range.lo, range.hi);
+    st.rect[tap] = st.corner != nullptr
+                       ? math::tap_rect_sum(total, prm.band_h, prm.band_w, ih, iw, st.row_part, st.col_part,
+                                            math::corners_gathered{st.corner, prm.n_band_cols}, prm.width, range.lo,
+                                            range.hi)
+                       : math::tap_rect_sum(total, prm.band_h, prm.band_w, ih, iw, st.row_part, st.col_part,
+                                            math::corners_from_plane{xp}, prm.width, range.lo, range.hi);
   }
 }
 
@@ -207,7 +240,12 @@ __device__ void finish_sample(const kernel_params& prm, shared_state& sh, int64_
   }
 }
 
-__global__ void __launch_bounds__(k_block) mul_gap_kernel(const kernel_params prm) {
+// Four blocks per SM, so 64 registers, and no value in local memory (ptxas -v: 0 bytes of spills,
+// checked by the fused_kernels_keep_no_local_memory test): the stream pushes every cached line out
+// of L1 and L2, so a spilled value reloaded after it, at the start of a step, was a round trip to
+// DRAM under load. Measured on an H200 (probes/k44_time, same process): 30.8 -> 28.2 us with the
+// spills gone.
+__global__ void __launch_bounds__(k_block, 4) mul_gap_kernel(const kernel_params prm) {
   __shared__ shared_state sh;
   extern __shared__ double dyn[];  // the batch's item states, when prm.item_state_in_smem
   const int lane = static_cast<int>(threadIdx.x) & 31;
@@ -225,10 +263,29 @@ __global__ void __launch_bounds__(k_block) mul_gap_kernel(const kernel_params pr
   const int64_t run_hi = prm.n_items * (blockIdx.x + 1) / gridDim.x;
   for (int64_t first = run_lo; first < run_hi; first += prm.batch_items) {
     const int nb = static_cast<int>(min_i64(prm.batch_items, run_hi - first));
+    // One arrival per sample the batch touches (its items are consecutive, so samples come in
+    // runs), counting that sample's items: listed now (read after the barriers), so that nothing
+    // in the batch's last steps needs a value kept in local memory, whose lines the stream and the
+    // release fence evict (measured: each such reload cost a round trip to DRAM under the stream).
+    if (threadIdx.x == 0) {
+      int n_arrivals = 0;
+      for (int r = 0; r < nb;) {
+        const int64_t b = place_of(prm, first + r).b;
+        unsigned count = 0;
+        while (r < nb && place_of(prm, first + r).b == b) {
+          ++count;
+          ++r;
+        }
+        sh.arrival_sample[n_arrivals] = b;
+        sh.arrival_count[n_arrivals++] = count;
+      }
+      sh.n_arrivals = n_arrivals;
+    }
     for (int r = 0; r < nb; ++r) {  // stream
       const item_place p = place_of(prm, first + r);
       sum_item(prm, sh, r, state_of(prm, dyn, r, first + r), prm.x + p.plane * prm.plane_size, p.range, warp, lane);
     }
+    if (prm.corners_in_smem) gather_corners(prm, dyn, first, nb);
     __syncthreads();
     // Tap rectangles of every (item, tap) pair of the batch at once.
     for (unsigned pair = threadIdx.x; pair < static_cast<unsigned>(nb * prm.n_taps); pair += k_block) {
@@ -249,21 +306,14 @@ __global__ void __launch_bounds__(k_block) mul_gap_kernel(const kernel_params pr
     }
     __syncthreads();  // every contribution is written before the arrivals are published
     if (threadIdx.x == 0) {
-      // One arrival per sample the batch touches (its items are consecutive, so samples come in
-      // runs), counting that sample's items. Release fence once, relaxed adds, acquire if complete.
+      // Release fence once, relaxed adds, acquire if a sample is complete.
       cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_device);
       int n_completed = 0;
-      for (int r = 0; r < nb;) {
-        const int64_t b = place_of(prm, first + r).b;
-        int count = 0;
-        while (r < nb && place_of(prm, first + r).b == b) {
-          ++count;
-          ++r;
-        }
+      for (int a = 0; a < sh.n_arrivals; ++a) {
+        const int64_t b = sh.arrival_sample[a];
         cuda::atomic_ref<unsigned, cuda::thread_scope_device> done(prm.sample_done[b]);
-        const unsigned before = done.fetch_add(static_cast<unsigned>(count), cuda::memory_order_relaxed);
-        if (before + static_cast<unsigned>(count) == static_cast<unsigned>(prm.items_per_sample))
-          sh.completed[n_completed++] = b;
+        const unsigned before = done.fetch_add(sh.arrival_count[a], cuda::memory_order_relaxed);
+        if (before + sh.arrival_count[a] == static_cast<unsigned>(prm.items_per_sample)) sh.completed[n_completed++] = b;
       }
       if (n_completed > 0) cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
       sh.n_completed = n_completed;
@@ -330,11 +380,16 @@ void run_cuda(const problem& prob, const float* x, const float* weight, const fl
   // on the grid size (see the file comment).
   const std::size_t state_bytes =
       static_cast<std::size_t>(pl.n_band_rows + pl.n_band_cols + pl.n_taps) * sizeof(double);
+  prm.n_corners = pl.n_band_rows * pl.n_band_cols;
+  const std::size_t corner_bytes = static_cast<std::size_t>(prm.n_corners) * sizeof(double);
   prm.item_state_in_smem = state_bytes <= k_max_line_smem;
+  prm.corners_in_smem = state_bytes + corner_bytes <= k_max_line_smem;
+  const std::size_t slot_bytes = state_bytes + (prm.corners_in_smem ? corner_bytes : 0);
+  prm.slot_doubles = static_cast<int64_t>(slot_bytes / sizeof(double));
   prm.batch_items = prm.item_state_in_smem
-                        ? static_cast<int>(std::min<std::size_t>(k_max_batch, k_max_line_smem / state_bytes))
+                        ? static_cast<int>(std::min<std::size_t>(k_max_batch, k_max_line_smem / slot_bytes))
                         : k_max_batch;
-  const std::size_t dyn_smem = prm.item_state_in_smem ? state_bytes * static_cast<std::size_t>(prm.batch_items) : 0;
+  const std::size_t dyn_smem = prm.item_state_in_smem ? slot_bytes * static_cast<std::size_t>(prm.batch_items) : 0;
   const int64_t resident =
       fb::fused::resident_blocks(reinterpret_cast<const void*>(mul_gap_kernel), k_block, dyn_smem);
   const auto blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min(pl.n_items, resident)));

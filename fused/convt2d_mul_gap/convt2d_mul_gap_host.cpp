@@ -60,7 +60,8 @@ void run_host(const problem& prob, const float* x, const float* weight, const fl
       const index_interval ih = convt_tap_interval(pl.height, pl.h_out, pl.stride, pl.padding, th);
       const index_interval iw = convt_tap_interval(pl.width, pl.w_out, pl.stride, pl.padding, tw);
       r_item[tap] = math::tap_rect_sum(total, pl.band_h, pl.band_w, ih, iw, row_part + item * pl.n_band_rows,
-                                       col_part + item * pl.n_band_cols, xp, pl.width, range.lo, range.hi);
+                                       col_part + item * pl.n_band_cols, math::corners_from_plane{xp}, pl.width,
+                                       range.lo, range.hi);
     }
     const float* w_ci = weight + (plane % pl.c_in) * pl.c_out * pl.n_taps;
     for (int64_t co = 0; co < pl.c_out; ++co)

@@ -39,15 +39,34 @@ FB_HOST_DEVICE index_interval row_in_flat_range(int64_t i, int64_t width, int64_
   return index_interval{lo, hi > lo ? hi : lo};
 }
 
+/// The band x band corner values tap_rect_sum needs, read from the fp32 plane itself: corner (br,
+/// bc) is plane element f (row bh.line(br), column bw.line(bc)).
+struct corners_from_plane {
+  const float* plane;
+  FB_HOST_DEVICE double operator()(int64_t /*br*/, int64_t /*bc*/, int64_t f) const {
+    return static_cast<double>(plane[f]);
+  }
+};
+
+/// The same values gathered beforehand (a kernel loads them together with the band lines, so that
+/// the rectangles need no further round trip to memory): value[br * n_band_cols + bc].
+struct corners_gathered {
+  const double* value;
+  int64_t n_band_cols;
+  FB_HOST_DEVICE double operator()(int64_t br, int64_t bc, int64_t /*f*/) const { return value[br * n_band_cols + bc]; }
+};
+
 /// Sum of plane[i][j] over the rectangle I_h x I_w restricted to the flat chunk
 /// [flat_begin, flat_end) of the plane (see file comment), in fp64. total: fp64 sum of the chunk;
 /// band_row_sums[b]: sum of row bh.line(b) inside the chunk; band_col_sums[b]: sum of column
-/// bw.line(b) inside the chunk; plane: the fp32 plane (row stride width), read only at band x band
-/// corners inside the chunk. The whole plane is the chunk [0, height * width). The summation order
-/// is fixed (band index order), so it is deterministic.
+/// bw.line(b) inside the chunk; corner(br, bc, f): the plane's element f = bh.line(br) * width +
+/// bw.line(bc) (corners_from_plane or corners_gathered), asked only for band x band corners inside
+/// the chunk. The whole plane is the chunk [0, height * width). The summation order is fixed (band
+/// index order), so it is deterministic.
+template <class Corner>
 FB_HOST_DEVICE double tap_rect_sum(double total, const band_1d& bh, const band_1d& bw, index_interval ih,
                                    index_interval iw, const double* band_row_sums, const double* band_col_sums,
-                                   const float* plane, int64_t width, int64_t flat_begin, int64_t flat_end) {
+                                   Corner corner, int64_t width, int64_t flat_begin, int64_t flat_end) {
   if (ih.empty() || iw.empty()) return 0.0;  // the tap never lands inside the output
   const int64_t nbr = bh.count();
   const int64_t nbc = bw.count();
@@ -65,7 +84,7 @@ FB_HOST_DEVICE double tap_rect_sum(double total, const band_1d& bh, const band_1
     if (in_chunk.empty()) continue;
     for (int64_t bc = 0; bc < nbc; ++bc) {
       const int64_t f = i * width + bw.line(bc);
-      if (!iw.contains(bw.line(bc)) && in_chunk.contains(f)) corners += static_cast<double>(plane[f]);
+      if (!iw.contains(bw.line(bc)) && in_chunk.contains(f)) corners += corner(br, bc, f);
     }
   }
   return ((total - rows_out) - cols_out) + corners;
