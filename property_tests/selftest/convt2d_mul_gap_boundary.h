@@ -40,6 +40,8 @@ inline std::vector<path> paths() {
       {"item_short_last", "a plane's last item shorter than 32768", ""},
       {"item_state_in_smem", "band partials and tap rectangles of a batch in shared memory", ""},
       {"item_state_in_workspace", "item states too large for shared memory (k = 65)", ""},
+      {"corners_gathered", "the band x band corners loaded beside the band lines into the item states", ""},
+      {"corners_read_from_x", "item states in shared memory, their corners too many for it: read from x", ""},
       {"block_items>=2", "every block owns two or more items (items >= 2 x resident blocks)", ""},
       {"block_batches>=2", "a block streams several batches (items > (batch + 1) x resident blocks)", ""},
       {"batch_spans_samples", "one block's batch holds items of two samples and completes both", ""},
@@ -51,16 +53,26 @@ inline std::vector<path> paths() {
   };
 }
 
-/// Items a block streams per batch (run_cuda's choice).
+/// Bytes of an item's state (band partials and R) and of its band x band corners.
+inline int64_t state_bytes_of(const mg::detail::plan& pl) {
+  return (pl.n_band_rows + pl.n_band_cols + pl.n_taps) * static_cast<int64_t>(sizeof(double));
+}
+inline int64_t corner_bytes_of(const mg::detail::plan& pl) {
+  return pl.n_band_rows * pl.n_band_cols * static_cast<int64_t>(sizeof(double));
+}
+
+/// Items a block streams per batch (run_cuda's choice: as many slots as fit, a slot holding the
+/// corners too where they fit).
 inline int64_t batch_items(const mg::detail::plan& pl) {
-  const int64_t state_bytes = (pl.n_band_rows + pl.n_band_cols + pl.n_taps) * static_cast<int64_t>(sizeof(double));
-  return state_bytes <= k_max_line_smem ? std::min(k_max_batch, k_max_line_smem / state_bytes) : k_max_batch;
+  const int64_t state_bytes = state_bytes_of(pl), with_corners = state_bytes + corner_bytes_of(pl);
+  const int64_t slot_bytes = with_corners <= k_max_line_smem ? with_corners : state_bytes;
+  return state_bytes <= k_max_line_smem ? std::min(k_max_batch, k_max_line_smem / slot_bytes) : k_max_batch;
 }
 
 inline std::vector<std::string> reached(const mg::problem& p, const device_limits& lim) {
   const mg::detail::plan pl = mg::detail::make_plan(p);
   const int64_t resident = lim.resident_upper_bound(k_threads);
-  const int64_t state_bytes = (pl.n_band_rows + pl.n_band_cols + pl.n_taps) * static_cast<int64_t>(sizeof(double));
+  const int64_t state_bytes = state_bytes_of(pl);
   const int64_t batch = batch_items(pl);
   reached_paths r;
   r.add("kernel:mul_gap_kernel", true);
@@ -69,6 +81,8 @@ inline std::vector<std::string> reached(const mg::problem& p, const device_limit
   r.add("item_short_last", pl.chunks_per_plane >= 2 && pl.plane_size % mg::detail::k_item_elems != 0);
   r.add("item_state_in_smem", state_bytes <= k_max_line_smem);
   r.add("item_state_in_workspace", state_bytes > k_max_line_smem);
+  r.add("corners_gathered", state_bytes + corner_bytes_of(pl) <= k_max_line_smem);
+  r.add("corners_read_from_x", state_bytes <= k_max_line_smem && state_bytes + corner_bytes_of(pl) > k_max_line_smem);
   // A block's run holds floor(n / G) or more items, G <= resident.
   r.add("block_items>=2", pl.n_items >= 2 * resident);
   r.add("block_batches>=2", pl.n_items >= (batch + 1) * resident);
@@ -94,6 +108,8 @@ inline std::vector<boundary_case> cases() {
        input_kind::uniform},
       {"k 65: item states in the workspace, taps past the cache", {2, 3, 5, 8, 8, 65, 1, 0, 0, 0.5f}, input_kind::uniform},
       {"k 65, stride 2, padding 30", {3, 2, 4, 9, 7, 65, 2, 30, 1, -2.0f}, input_kind::border_only},
+      {"k 30, padding 30: every line a band line, the item state in shared memory, its 3600 corners read from x",
+       {1, 2, 3, 60, 60, 30, 1, 30, 0, 0.5f}, input_kind::offset},
       {"130 output channels (two finishing tiles)", {2, 3, 130, 9, 10, 3, 2, 1, 1, 1.0f}, input_kind::sparse},
   };
 }
