@@ -4,10 +4,12 @@
 // libtorch build or a host-executor run. The gate (scripts/gpu-gate) remains the proof of
 // correctness; this is for choosing between variants within one device call.
 //
-//   k34_time [--batch B] [--reps N] [--sample FILE] [--compare FILE] [--bias 1]
+//   k34_time [--batch B] [--reps N] [--sample FILE] [--compare FILE] [--bias 1] [--bench-like 1]
 //
 // --bias 1 passes a conv bias (uniform in [-1, 1]) as the model's default config does; without it the
-// call has none.
+// call has none. --bench-like 1 draws x uniform in [0, 1) (KernelBench's torch.rand, what the bench
+// times) instead of [-1, 1], and flushes L2 by reading a buffer (clean lines, as the bench does)
+// instead of a memset (dirty lines).
 //
 // --compare reads another build's --sample file and prints how many sampled outputs differ and by
 // how much (for variants whose arithmetic order differs, where bitwise equality is not expected).
@@ -23,6 +25,7 @@
 
 #include "fused/convt3d_ln_gelu_scale/convt3d_ln_gelu_scale.h"
 #include "fused/runtime/cuda_check.h"
+#include "probes/cold_l2.cuh"
 #include "probes/probe_main.h"
 
 static int probe(int argc, char** argv) {
@@ -32,12 +35,14 @@ static int probe(int argc, char** argv) {
   const char* sample_path = nullptr;
   const char* compare_path = nullptr;
   bool with_bias = false;
+  bool bench_like = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--batch")) p.batch = std::atoll(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--sample")) sample_path = argv[i + 1];
     else if (!std::strcmp(argv[i], "--compare")) compare_path = argv[i + 1];
     else if (!std::strcmp(argv[i], "--bias")) with_bias = std::atoi(argv[i + 1]) != 0;
+    else if (!std::strcmp(argv[i], "--bench-like")) bench_like = std::atoi(argv[i + 1]) != 0;
   }
   const int64_t k3 = p.kernel_size * p.kernel_size * p.kernel_size;
   const int64_t n_x = p.batch * p.in_channels * p.depth * p.height * p.width;
@@ -48,7 +53,8 @@ static int probe(int argc, char** argv) {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::vector<float> x(n_x), w(n_w), gamma(p.out_channels), beta(p.out_channels), bias(p.out_channels);
-  for (float& v : x) v = u(rng);
+  std::uniform_real_distribution<float> u01(0.0f, 1.0f);
+  for (float& v : x) v = bench_like ? u01(rng) : u(rng);
   const float wb = 1.0f / std::sqrt(static_cast<float>(p.out_channels * k3));
   for (float& v : w) v = wb * u(rng);
   for (float& v : gamma) v = 2.0f * u(rng);
@@ -56,8 +62,7 @@ static int probe(int argc, char** argv) {
   for (float& v : bias) v = u(rng);
   float *dx, *dw, *dg, *db, *dbias, *dout;
   void* dws;
-  char* flush;
-  const std::size_t ws = lgs::workspace_bytes(p), flush_bytes = 256u << 20;
+  const std::size_t ws = lgs::workspace_bytes(p);
   FB_CUDA_CHECK(cudaMalloc(&dx, n_x * 4));
   FB_CUDA_CHECK(cudaMalloc(&dw, n_w * 4));
   FB_CUDA_CHECK(cudaMalloc(&dg, p.out_channels * 4));
@@ -65,7 +70,7 @@ static int probe(int argc, char** argv) {
   FB_CUDA_CHECK(cudaMalloc(&dbias, p.out_channels * 4));
   FB_CUDA_CHECK(cudaMalloc(&dout, n_out * 4));
   FB_CUDA_CHECK(cudaMalloc(&dws, ws));
-  FB_CUDA_CHECK(cudaMalloc(&flush, flush_bytes));
+  fb::probes::l2_flush flush(256u << 20);
   FB_CUDA_CHECK(cudaMemcpy(dx, x.data(), n_x * 4, cudaMemcpyHostToDevice));
   FB_CUDA_CHECK(cudaMemcpy(dw, w.data(), n_w * 4, cudaMemcpyHostToDevice));
   FB_CUDA_CHECK(cudaMemcpy(dg, gamma.data(), p.out_channels * 4, cudaMemcpyHostToDevice));
@@ -73,26 +78,8 @@ static int probe(int argc, char** argv) {
   FB_CUDA_CHECK(cudaMemcpy(dbias, bias.data(), p.out_channels * 4, cudaMemcpyHostToDevice));
   cudaStream_t s;
   FB_CUDA_CHECK(cudaStreamCreate(&s));
-  cudaEvent_t e0, e1;
-  FB_CUDA_CHECK(cudaEventCreate(&e0));
-  FB_CUDA_CHECK(cudaEventCreate(&e1));
   auto call = [&] { lgs::run_cuda(p, dx, dw, with_bias ? dbias : nullptr, dg, db, dout, dws, s); };
-  call();
-  call();
-  FB_CUDA_CHECK(cudaStreamSynchronize(s));
-  std::vector<float> ms;
-  for (int r = 0; r < reps; ++r) {
-    FB_CUDA_CHECK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, s));  // a cold L2
-    FB_CUDA_CHECK(cudaEventRecord(e0, s));
-    call();
-    FB_CUDA_CHECK(cudaEventRecord(e1, s));
-    FB_CUDA_CHECK(cudaEventSynchronize(e1));
-    float t = 0;
-    FB_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
-    ms.push_back(t);
-  }
-  FB_CUDA_CHECK(cudaGetLastError());
-  std::sort(ms.begin(), ms.end());
+  const std::vector<float> ms = fb::probes::time_cold_ms(s, reps, flush, bench_like, call);
   cudaDeviceProp prop;
   FB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("K34TIME %s B=%lld: median %.3f ms, min %.3f ms, max %.3f ms (%d reps, cold L2)\n", prop.name,

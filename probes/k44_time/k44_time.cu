@@ -27,6 +27,7 @@
 #include "fused/arch/warp_sums.cuh"
 #include "fused/convt2d_mul_gap/convt2d_mul_gap.h"
 #include "fused/runtime/cuda_check.h"
+#include "probes/cold_l2.cuh"
 #include "probes/probe_main.h"
 
 #if defined(K44_TRACE)
@@ -40,15 +41,6 @@ namespace {
 
 enum mode { fp32, paired, exact, split, bits };
 const char* const k_mode_names[] = {"fp32", "paired", "exact", "split", "bits"};
-
-__global__ void read_flush(const float4* p, int64_t n, float* sink) {
-  float s = 0.0f;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    const float4 v = __ldg(p + i);
-    s += v.x + v.y + v.z + v.w;
-  }
-  if (s == 1234.5f) *sink = s;  // never true for the zero buffer: keeps the loads
-}
 
 /// x + y, y widened exactly by bit moves instead of F2F: y's sign, exponent and mantissa placed as
 /// an fp64's (its exponent then 896 too small: arithmetic shift, the three copies of the sign below
@@ -128,11 +120,10 @@ int probe(int argc, char** argv) {
   for (float& e : x) e = u01(rng);  // KernelBench's torch.rand
   for (float& e : w) e = 0.04f * u(rng);
   for (float& e : bias) e = 0.04f * u(rng);
-  float *dx, *dw, *dbias, *dout, *sink;
+  float *dx, *dw, *dbias, *dout;
   double* dsums;
   void* dws;
-  float4* flush;
-  const int64_t flush_vec = (512ll << 20) / 16;  // 512 MB: ten times the H200's L2
+  fb::probes::l2_flush flush(512u << 20);  // ten times the H200's L2
   const std::size_t ws = mg::workspace_bytes(p);
   FB_CUDA_CHECK(cudaMalloc(&dx, n_x * 4));
   FB_CUDA_CHECK(cudaMalloc(&dw, n_w * 4));
@@ -140,36 +131,17 @@ int probe(int argc, char** argv) {
   FB_CUDA_CHECK(cudaMalloc(&dout, p.batch * p.out_channels * 4));
   FB_CUDA_CHECK(cudaMalloc(&dsums, n_planes * 8 * sizeof(double)));
   FB_CUDA_CHECK(cudaMalloc(&dws, ws));
-  FB_CUDA_CHECK(cudaMalloc(&flush, flush_vec * 16));
-  FB_CUDA_CHECK(cudaMalloc(&sink, 4));
-  FB_CUDA_CHECK(cudaMemset(flush, 0, flush_vec * 16));
   FB_CUDA_CHECK(cudaMemcpy(dx, x.data(), n_x * 4, cudaMemcpyHostToDevice));
   FB_CUDA_CHECK(cudaMemcpy(dw, w.data(), n_w * 4, cudaMemcpyHostToDevice));
   FB_CUDA_CHECK(cudaMemcpy(dbias, bias.data(), p.out_channels * 4, cudaMemcpyHostToDevice));
   cudaStream_t s;
   FB_CUDA_CHECK(cudaStreamCreate(&s));
-  cudaEvent_t e0, e1;
-  FB_CUDA_CHECK(cudaEventCreate(&e0));
-  FB_CUDA_CHECK(cudaEventCreate(&e1));
   cudaDeviceProp prop;
   FB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  auto time = [&](auto&& call) {
-    call();
-    call();
-    std::vector<float> ms;
-    for (int r = 0; r < reps; ++r) {
-      read_flush<<<prop.multiProcessorCount * 8, 256, 0, s>>>(flush, flush_vec, sink);  // a cold, clean L2
-      FB_CUDA_CHECK(cudaEventRecord(e0, s));
-      call();
-      FB_CUDA_CHECK(cudaEventRecord(e1, s));
-      FB_CUDA_CHECK(cudaEventSynchronize(e1));
-      float t = 0;
-      FB_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
-      ms.push_back(t * 1000.0f);
-    }
-    FB_CUDA_CHECK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    return ms;
+  auto time = [&](auto&& call) {  // microseconds, sorted
+    std::vector<float> us = fb::probes::time_cold_ms(s, reps, flush, true, call);
+    for (float& t : us) t *= 1000.0f;
+    return us;
   };
   auto report = [&](const char* what, const std::vector<float>& us) {
     std::printf("K44TIME %s B=%lld %-8s median %.2f us, min %.2f, max %.2f (%d reps, read-flushed L2)\n", prop.name,
@@ -195,16 +167,12 @@ int probe(int argc, char** argv) {
     for (int m = fp32; m <= bits; ++m) run_stream(m);
   }
 #if defined(K44_TRACE)
-  {  // one traced call after a flush: when each block's phases ended (probes/k44_time/phase-trace.py)
+  {  // one traced call after a flush: when each block's phases ended (probes/k44_time/phase_trace.py)
     static unsigned long long tr[4096][4][10];
     mg::k44_trace_clear();
-    read_flush<<<prop.multiProcessorCount * 8, 256, 0, s>>>(flush, flush_vec, sink);
-    FB_CUDA_CHECK(cudaEventRecord(e0, s));
-    mg::run_cuda(p, dx, dw, dbias, dout, dws, s);
-    FB_CUDA_CHECK(cudaEventRecord(e1, s));
-    FB_CUDA_CHECK(cudaEventSynchronize(e1));
-    float t = 0;
-    FB_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
+    // Two warm-up calls, then the timed one: every block writes every mark of each call, so the
+    // marks left are the timed call's.
+    const float t = fb::probes::time_cold_ms(s, 1, flush, true, [&] { mg::run_cuda(p, dx, dw, dbias, dout, dws, s); })[0];
     mg::k44_trace_dump(&tr[0][0][0], sizeof tr);
     unsigned long long t0 = ~0ull;
     for (auto& b : tr)
