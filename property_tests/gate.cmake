@@ -82,14 +82,16 @@ if(FUSEBENCH_HAVE_CUDA)
   add_test(NAME fence_lint_catches_the_control
            COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/sass-lint fences --match fence_kernel ${controls_ptx})
   set_tests_properties(fence_lint_catches_the_control PROPERTIES WILL_FAIL TRUE)
-  # #44's kernel keeps nothing in local memory: its stream evicts every cached line, so a reloaded
-  # spill cost a round trip to DRAM per step (fused/convt2d_mul_gap/convt2d_mul_gap.cu). ptxas
-  # allocates the registers of the PTX the fence lint reads, as the CUDA build does.
+  # #44's kernel and #34's persistent kernel keep nothing in local memory: #44's stream evicts every
+  # cached line, so a reloaded spill cost a round trip to DRAM per step
+  # (fused/convt2d_mul_gap/convt2d_mul_gap.cu). ptxas allocates the registers of the PTX the fence
+  # lint reads, as the CUDA build does.
   get_filename_component(cuda_bin ${CMAKE_CUDA_COMPILER} DIRECTORY)
   add_test(NAME fused_kernels_keep_no_local_memory
-           COMMAND bash -c "\"$1\" -arch=sm_90 -v \"$2\" -o /dev/null 2>&1 | python3 \"$3\" locals --match mul_gap_kernel -"
-                   _ ${cuda_bin}/ptxas ${CMAKE_CURRENT_BINARY_DIR}/fused_convt2d_mul_gap_convt2d_mul_gap.ptx
-                   ${PROJECT_SOURCE_DIR}/scripts/sass-lint)
+           COMMAND bash -c "for ptx in \"\${@:3}\"; do \"$1\" -arch=sm_90 -v \"$ptx\" -o /dev/null 2>&1 || exit 2; done | python3 \"$2\" locals --match mul_gap_kernel,persistent_kernel -"
+                   _ ${cuda_bin}/ptxas ${PROJECT_SOURCE_DIR}/scripts/sass-lint
+                   ${CMAKE_CURRENT_BINARY_DIR}/fused_convt2d_mul_gap_convt2d_mul_gap.ptx
+                   ${CMAKE_CURRENT_BINARY_DIR}/fused_convt3d_ln_gelu_scale_convt3d_ln_gelu_scale.ptx)
   # Its work-counter exemption needs a listed kernel's whole name.
   add_test(NAME sass_lint_work_counters_are_scoped
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/sass_lint_work_counters_test.sh)
