@@ -134,9 +134,10 @@ struct step_range {
 /// trailing block of K whose A rows are the staged box's zero lines. Their products are exact zeros,
 /// so leaving out every step that holds only such rows (and padding past K) changes no sum: +0 added
 /// to an fp64 accumulator leaves it as it is, but for -0 + +0 (a bias of -0 with every other product
-/// zero; the output is then a zero either way). It also matches PyTorch where a weight is inf or
-/// NaN: its transposed convolution never multiplies a weight by a padding zero. At the default
-/// problem 2 of a d phase's 32 bases have one of their 2 d taps outside: 1/32 of the MMAs.
+/// zero; the output is then a zero either way). For these d taps it also matches PyTorch where a
+/// weight is inf or NaN (its transposed convolution never multiplies a weight by a padding zero);
+/// the h and w borders still multiply by the box's zeros. At the default problem 2 of a d phase's
+/// 32 bases have one of their 2 d taps outside: 1/32 of the MMAs.
 FB_HOST_DEVICE step_range live_steps(const geometry& g, const block_pos& bp, int rw, int cc) {
   const int jd_n = taps_of(g, 0, bp.rd);
   const int d_in = static_cast<int>(g.dim[0].n_in);
