@@ -3,7 +3,9 @@
 /// (a failed CUDA call: FB_CUDA_CHECK, fused/runtime/cuda_check.h, also inside the kernels' run_cuda)
 /// into one line on stderr and exit status 1, instead of std::terminate's abort.
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <vector>
 
 namespace fb::probes {
 
@@ -15,6 +17,28 @@ int run_probe(const char* name, Body&& body) {
     std::fprintf(stderr, "%s: %s\n", name, e.what());
     return 1;
   }
+}
+
+/// How a timing probe compares two builds' outputs: writes `out` to `out_path` (if given) and, given
+/// `compare_path` (the file another build wrote), prints "TAG outputs against FILE: D of N differ"
+/// (bit for bit).
+inline void save_and_compare(const char* tag, const std::vector<float>& out, const char* out_path,
+                             const char* compare_path) {
+  if (out_path) {
+    FILE* f = std::fopen(out_path, "wb");
+    if (f) {
+      std::fwrite(out.data(), sizeof(float), out.size(), f);
+      std::fclose(f);
+    }
+  }
+  if (!compare_path) return;
+  std::vector<float> other(out.size());
+  FILE* g = std::fopen(compare_path, "rb");
+  const std::size_t got = g ? std::fread(other.data(), sizeof(float), other.size(), g) : 0;
+  if (g) std::fclose(g);
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < got; ++i) differ += std::memcmp(&out[i], &other[i], sizeof(float)) != 0;
+  std::printf("%s outputs against %s: %zu of %zu differ\n", tag, compare_path, differ, got);
 }
 
 }  // namespace fb::probes

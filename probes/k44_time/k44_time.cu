@@ -192,20 +192,7 @@ int probe(int argc, char** argv) {
                 std::memcmp(sums[m].data(), sums[exact].data(), sums[m].size() * sizeof(double)) ? "DIFFER" : "identical");
   std::vector<float> out(p.batch * p.out_channels);
   FB_CUDA_CHECK(cudaMemcpy(out.data(), dout, out.size() * 4, cudaMemcpyDeviceToHost));
-  if (out_path) {
-    FILE* f = std::fopen(out_path, "wb");
-    std::fwrite(out.data(), 4, out.size(), f);
-    std::fclose(f);
-  }
-  if (compare_path) {
-    std::vector<float> other(out.size());
-    FILE* g = std::fopen(compare_path, "rb");
-    const std::size_t got = g ? std::fread(other.data(), 4, other.size(), g) : 0;
-    if (g) std::fclose(g);
-    std::size_t differ = 0;
-    for (std::size_t i = 0; i < got; ++i) differ += std::memcmp(&out[i], &other[i], 4) != 0;
-    std::printf("K44TIME fused outputs against %s: %zu of %zu differ\n", compare_path, differ, got);
-  }
+  fb::probes::save_and_compare("K44TIME fused", out, out_path, compare_path);
   return 0;
 }
 
