@@ -3,6 +3,7 @@
 /// (a failed CUDA call: FB_CUDA_CHECK, fused/runtime/cuda_check.h, also inside the kernels' run_cuda)
 /// into one line on stderr and exit status 1, instead of std::terminate's abort.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <vector>
@@ -17,6 +18,31 @@ int run_probe(const char* name, Body&& body) {
     std::fprintf(stderr, "%s: %s\n", name, e.what());
     return 1;
   }
+}
+
+/// The options every timing probe takes: --reps N, --out FILE (its outputs), --compare FILE (another
+/// build's outputs). A probe's own options go to `extra(name, value)`, which returns whether it took
+/// the pair.
+struct timing_options {
+  int reps;
+  const char* out_path = nullptr;
+  const char* compare_path = nullptr;
+};
+
+template <class Extra>
+timing_options parse_timing_options(int argc, char** argv, int default_reps, Extra&& extra) {
+  timing_options o{default_reps};
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--reps")) o.reps = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--out")) o.out_path = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--compare")) o.compare_path = argv[i + 1];
+    else if (!extra(argv[i], argv[i + 1])) std::fprintf(stderr, "ignored option %s\n", argv[i]);
+  }
+  return o;
+}
+
+inline timing_options parse_timing_options(int argc, char** argv, int default_reps) {
+  return parse_timing_options(argc, argv, default_reps, [](const char*, const char*) { return false; });
 }
 
 /// How a timing probe compares two builds' outputs: writes `out` to `out_path` (if given) and, given

@@ -8,8 +8,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <random>
 #include <vector>
 
@@ -23,14 +21,8 @@ namespace {
 int probe(int argc, char** argv) {
   namespace bn = fb::fused::convt3d_bn_sub;
   const bn::problem p{16, 16, 32, 16, 32, 32, 3, 2, 1, true, 1e-5, 0.1};
-  int reps = 21;
-  const char* out_path = nullptr;
-  const char* compare_path = nullptr;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--out")) out_path = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--compare")) compare_path = argv[i + 1];
-  }
+  const fb::probes::timing_options opt = fb::probes::parse_timing_options(argc, argv, 21);
+  const int reps = opt.reps;
   const int64_t k3 = p.kernel_size * p.kernel_size * p.kernel_size;
   const int64_t n_x = p.batch * p.in_channels * p.depth * p.height * p.width;
   const int64_t n_w = p.in_channels * p.out_channels * k3;
@@ -87,7 +79,7 @@ int probe(int argc, char** argv) {
   bn::run_cuda(p, dx, dw, dbias, dg, db, drm, drv, dnbt, dout, dws, s);
   std::vector<float> out(n_out);
   FB_CUDA_CHECK(cudaMemcpy(out.data(), dout, n_out * 4, cudaMemcpyDeviceToHost));
-  fb::probes::save_and_compare("K15TIME", out, out_path, compare_path);
+  fb::probes::save_and_compare("K15TIME", out, opt.out_path, opt.compare_path);
   return 0;
 }
 

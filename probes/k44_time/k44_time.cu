@@ -103,15 +103,12 @@ __global__ void __launch_bounds__(256) stream(const float* x, int64_t plane, dou
 int probe(int argc, char** argv) {
   namespace mg = fb::fused::convt2d_mul_gap;
   mg::problem p{16, 64, 128, 128, 128, 3, 2, 1, 1, 0.5f};
-  int reps = 31;
-  const char* out_path = nullptr;
-  const char* compare_path = nullptr;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--out")) out_path = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--compare")) compare_path = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--batch")) p.batch = std::atoll(argv[i + 1]);
-  }
+  const fb::probes::timing_options opt = fb::probes::parse_timing_options(argc, argv, 31, [&](const char* k, const char* v) {
+    if (std::strcmp(k, "--batch")) return false;
+    p.batch = std::atoll(v);
+    return true;
+  });
+  const int reps = opt.reps;
   const int64_t plane = p.height * p.width, n_planes = p.batch * p.in_channels;
   const int64_t n_x = n_planes * plane, n_w = p.in_channels * p.out_channels * p.kernel_size * p.kernel_size;
   std::mt19937_64 rng(7);
@@ -192,7 +189,7 @@ int probe(int argc, char** argv) {
                 std::memcmp(sums[m].data(), sums[exact].data(), sums[m].size() * sizeof(double)) ? "DIFFER" : "identical");
   std::vector<float> out(p.batch * p.out_channels);
   FB_CUDA_CHECK(cudaMemcpy(out.data(), dout, out.size() * 4, cudaMemcpyDeviceToHost));
-  fb::probes::save_and_compare("K44TIME fused", out, out_path, compare_path);
+  fb::probes::save_and_compare("K44TIME fused", out, opt.out_path, opt.compare_path);
   return 0;
 }
 
