@@ -117,67 +117,105 @@ FB_HOST_DEVICE void gemm_setup(const params& p, const gemm_layout& L, unsigned c
   for (int b = 0; b < TB; ++b) st.z0[b] = st.z1[b] = cplx{0.0f, 0.0f};
 }
 
-/// Steps a G combination (kc, pair, tw), numbered (kc * npb + pl) * k + tw, forward by `by`.
-FB_HOST_DEVICE void gemm_combo_step(int& kc, int& pl, int& tw, int by, int k, int npb) {
-  tw += by;
-  while (tw >= k) {
-    tw -= k;
-    if (++pl == npb) {
-      pl = 0;
-      ++kc;
-    }
-  }
-}
-
 /// Starts the copies of chunk [ci0, ci0 + nkc) into buffer buf: the X tile xs[kc][unit][row, conj
 /// row][b] and the G tile gs[kc][pair][tw][lane] (zero outside the problem), then closes the
 /// thread's copy group. Nothing waits here: the copies land while the previous chunk is multiplied.
+/// Each thread's copies differ only by channel, so it steps one source and one destination by fixed
+/// strides (the index arithmetic per copy was a third of the kernel's instructions).
 template <int TB>
 FB_HOST_DEVICE void gemm_stage(const params& p, const gemm_layout& L, unsigned char* smem, const gemm_block_id& id,
                                int64_t ci0, int nkc, int buf, int t) {
   const unit_info* uinfo = at<unit_info>(smem, L.uinfo);
   cplx* xs = at<cplx>(smem, L.x_tiles + static_cast<std::size_t>(buf) * L.stage);
   cplx* gs = at<cplx>(smem, L.g_tiles + static_cast<std::size_t>(buf) * L.stage);
-  // X: unit fastest, so 8 consecutive columns fw of one row are read together.
-  const int nx = nkc * k_units * 2 * TB;
-  for (int i = t; i < nx; i += k_threads) {
-    const int w = i % k_units;
-    int rest = i / k_units;
-    const int b = rest % TB;
-    rest /= TB;
-    const int r = rest % 2;
-    const int kc = rest / 2;
+  // X: one channel's slice is (row, conj row) x TB samples x k_units units, unit fastest (8
+  // consecutive columns fw of one row are read together); it divides k_threads, so thread t copies
+  // element e = t % slice of channels t / slice, t / slice + kstep, ...
+  constexpr int slice = k_units * 2 * TB;
+  static_assert(k_threads % slice == 0, "an X slice must divide the block");
+  constexpr int xkstep = k_threads / slice;
+  {
+    const int e = t % slice;
+    const int w = e % k_units;
+    const int b = (e / k_units) % TB;
+    const int r = e / (k_units * TB);
     const unit_info& ui = uinfo[w];
     const int64_t bg = static_cast<int64_t>(id.batch_tile_index) * TB + b;
     const bool ok = ui.valid && bg < p.B;
-    const int64_t off = ok ? (r ? ui.x_conj_offset : ui.x_offset) + ((ci0 + kc) * p.B + bg) * p.n_fw : 0;
-    arch::cp_async_8_or_zero(xs + ((kc * k_units + w) * 2 + r) * TB + b, p.X + off, ok);
+    const int kc0 = t / slice;
+    const int64_t channel_stride = p.B * p.n_fw;
+    // Offsets, not pointers, step: a pointer stepped past the last copy would leave its array.
+    int64_t src = ok ? (r ? ui.x_conj_offset : ui.x_offset) + ((ci0 + kc0) * p.B + bg) * p.n_fw : 0;
+    const int64_t src_step = ok ? xkstep * channel_stride : 0;
+    int dst = ((kc0 * k_units + w) * 2 + r) * TB + b;
+    for (int kc = kc0; kc < nkc; kc += xkstep, dst += xkstep * slice, src += src_step)
+      arch::cp_async_8_or_zero(xs + dst, p.X + src, ok);
   }
-  // G: warp w takes the rows (kc, pair, tw) w, w + 8, ... (counters stepped, not divided); the lane
-  // is the output channel, so a warp copies 32 consecutive values.
+  // G: channel kc's rows q = pair * k + tw, the block's R = pair_rows * k, are consecutive in G
+  // (stride c_out); warp w takes channels w, w + 8, ... (a chunk has at most 8), the lane is the
+  // output channel, so a warp copies 32 consecutive values.
   const int w = t / k_lanes;
   const int lane = t % k_lanes;
   const int64_t cg = static_cast<int64_t>(id.channel_tile_index) * k_lanes + lane;
   const bool cok = cg < p.c_out;
   constexpr int kstep = k_threads / k_lanes;
-  const int rows = nkc * id.pair_rows * p.k;
-  int tw = w % p.k;  // row w = (kc * npb + pl) * k + tw
-  int pl = (w / p.k) % id.pair_rows;
-  int kc = w / (p.k * id.pair_rows);
-  for (int row = w; row < rows; row += kstep) {
-    const int64_t off = cok ? (((ci0 + kc) * p.pairs.count + id.first_pair + pl) * p.k + tw) * p.c_out + cg : 0;
-    arch::cp_async_8_or_zero(gs + ((kc * p.pair_rows + pl) * p.k + tw) * k_lanes + lane, p.G + off, cok);
-    gemm_combo_step(kc, pl, tw, kstep, p.k, id.pair_rows);
+  const int R = id.pair_rows * p.k;
+  const int64_t g_channel = static_cast<int64_t>(p.pairs.count) * p.k * p.c_out;  // G's stride per channel
+  for (int kc = w; kc < nkc; kc += kstep) {
+    int64_t src = cok ? (ci0 + kc) * g_channel + id.first_pair * p.k * p.c_out + cg : 0;
+    const int64_t src_step = cok ? p.c_out : 0;
+    cplx* dst = gs + kc * p.pair_rows * p.k * k_lanes + lane;
+    for (int q = 0; q < R; ++q, src += src_step) arch::cp_async_8_or_zero(dst + q * k_lanes, p.G + src, cok);
   }
   arch::cp_async_commit();
 }
+
+/// Z[b] += X[b] W for the batch tile, both rows (row with wr, conjugate row with wc), from the staged
+/// X of one channel at xr.
+template <int TB>
+FB_HOST_DEVICE void gemm_cmac(gemm_state<TB>& st, const cplx* xr, cplx wr, cplx wc) {
+  const cplx* xc = xr + TB;
+  if constexpr (TB == 1) {
+    math::dft::cmac(st.z0[0], xr[0], wr);
+    math::dft::cmac(st.z1[0], xc[0], wc);
+  } else {
+    const cplx2* xr2 = reinterpret_cast<const cplx2*>(xr);
+    const cplx2* xc2 = reinterpret_cast<const cplx2*>(xc);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int bb = 0; bb < TB / 2; ++bb) {
+      const cplx2 vr = xr2[bb];
+      const cplx2 vc = xc2[bb];
+      math::dft::cmac(st.z0[2 * bb], vr.a, wr);
+      math::dft::cmac(st.z0[2 * bb + 1], vr.b, wr);
+      math::dft::cmac(st.z1[2 * bb], vc.a, wc);
+      math::dft::cmac(st.z1[2 * bb + 1], vc.b, wc);
+    }
+  }
+}
+
+/// The four tap sums of W for one channel (see gemm_main), in tap order.
+struct w_sums {
+  float a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f;
+  FB_HOST_DEVICE void tap(cplx gv, cplx tv) {
+    a1 = math::dft::ffma(gv.re, tv.re, a1);
+    a2 = math::dft::ffma(gv.im, tv.im, a2);
+    a3 = math::dft::ffma(gv.re, tv.im, a3);
+    a4 = math::dft::ffma(gv.im, tv.re, a4);
+  }
+  FB_HOST_DEVICE cplx row() const { return {a1 - a2, a3 + a4}; }
+  FB_HOST_DEVICE cplx conj_row() const { return {a1 + a2, a3 - a4}; }
+};
 
 /// Thread (warp = unit, lane = output channel): for each staged input channel, W of its row and
 /// conjugate row from G and the unit's twiddles e^{-2pi i tw fw / W'}:
 ///   W(row, fw)      = sum_tw G[tw] t_tw       = (A1 - A2, A3 + A4)
 ///   W(conj row, fw) = sum_tw conj(G[tw]) t_tw = (A1 + A2, A3 - A4)
 /// (A1 = sum G.re t.re, A2 = sum G.im t.im, A3 = sum G.re t.im, A4 = sum G.im t.re), then
-/// Z[b] += X[b] W for the batch tile, both rows.
+/// Z[b] += X[b] W for the batch tile, both rows. Channels go two at a time: one tap loop forms both
+/// channels' W (two independent chains, each twiddle loaded once), which halves the loop's
+/// shared-memory round trips per channel; every sum keeps its order (taps, then channels).
 template <int TB>
 FB_HOST_DEVICE void gemm_main(const params& p, const gemm_layout& L, unsigned char* smem, int nkc, int buf, int t,
                               gemm_state<TB>& st) {
@@ -191,38 +229,30 @@ FB_HOST_DEVICE void gemm_main(const params& p, const gemm_layout& L, unsigned ch
   const cplx* g = at<cplx>(smem, L.g_tiles + static_cast<std::size_t>(buf) * L.stage) + pl * p.k * k_lanes + lane;
   const cplx* xr = at<cplx>(smem, L.x_tiles + static_cast<std::size_t>(buf) * L.stage) + w * 2 * TB;
   const int gstep = p.pair_rows * p.k * k_lanes;
-  for (int kc = 0; kc < nkc; ++kc, g += gstep, xr += k_units * 2 * TB) {
-    float a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f;
+  constexpr int xstep = k_units * 2 * TB;
+  int kc = 0;
+  for (; kc + 1 < nkc; kc += 2, g += 2 * gstep, xr += 2 * xstep) {
+    w_sums s0, s1;
     const cplx* gt = g;
-    for (int tw = 0; tw < p.k; ++tw, gt += k_lanes) {
-      const cplx gv = *gt;
-      const cplx tv = twu[tw];
-      a1 = math::dft::ffma(gv.re, tv.re, a1);
-      a2 = math::dft::ffma(gv.im, tv.im, a2);
-      a3 = math::dft::ffma(gv.re, tv.im, a3);
-      a4 = math::dft::ffma(gv.im, tv.re, a4);
-    }
-    const cplx wr{a1 - a2, a3 + a4};
-    const cplx wc{a1 + a2, a3 - a4};
-    const cplx* xc = xr + TB;
-    if constexpr (TB == 1) {
-      math::dft::cmac(st.z0[0], xr[0], wr);
-      math::dft::cmac(st.z1[0], xc[0], wc);
-    } else {
-      const cplx2* xr2 = reinterpret_cast<const cplx2*>(xr);
-      const cplx2* xc2 = reinterpret_cast<const cplx2*>(xc);
 #if defined(__CUDA_ARCH__)
-#pragma unroll
+#pragma unroll 1
 #endif
-      for (int bb = 0; bb < TB / 2; ++bb) {
-        const cplx2 vr = xr2[bb];
-        const cplx2 vc = xc2[bb];
-        math::dft::cmac(st.z0[2 * bb], vr.a, wr);
-        math::dft::cmac(st.z0[2 * bb + 1], vr.b, wr);
-        math::dft::cmac(st.z1[2 * bb], vc.a, wc);
-        math::dft::cmac(st.z1[2 * bb + 1], vc.b, wc);
-      }
+    for (int tw = 0; tw < p.k; ++tw, gt += k_lanes) {
+      const cplx tv = twu[tw];
+      s0.tap(gt[0], tv);
+      s1.tap(gt[gstep], tv);
     }
+    gemm_cmac<TB>(st, xr, s0.row(), s0.conj_row());
+    gemm_cmac<TB>(st, xr + xstep, s1.row(), s1.conj_row());
+  }
+  if (kc < nkc) {
+    w_sums s0;
+    const cplx* gt = g;
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
+    for (int tw = 0; tw < p.k; ++tw, gt += k_lanes) s0.tap(gt[0], twu[tw]);
+    gemm_cmac<TB>(st, xr, s0.row(), s0.conj_row());
   }
 }
 
@@ -268,23 +298,23 @@ FB_HOST_DEVICE void gemm_program(Ex& ex, const params& p, int64_t block, unsigne
   ex.threads([&](int t, gemm_state<TB>&) {
     gemm_stage<TB>(p, L, smem, id, 0, static_cast<int>(min64(p.chunk_channels, p.c_in)), 0, t);
   });
+  // One barrier per chunk: it publishes this chunk's copies (each thread waited for its own) and
+  // marks every thread done with the previous chunk, whose buffer the next chunk's copies, issued
+  // right after it, then overwrite while this chunk is multiplied.
   int buf = 0;
   for (int64_t ci0 = 0; ci0 < p.c_in; ci0 += p.chunk_channels) {
     const int nkc = static_cast<int>(min64(p.chunk_channels, p.c_in - ci0));
     const int64_t next = ci0 + p.chunk_channels;
-    ex.threads([&](int t, gemm_state<TB>&) {
-      if (next < p.c_in) {  // the next chunk's copies go out before this chunk's are awaited
+    ex.threads([&](int, gemm_state<TB>&) { arch::cp_async_wait_all(); });
+    ex.sync();
+    ex.threads([&](int t, gemm_state<TB>& st) {
+      if (next < p.c_in)
         gemm_stage<TB>(p, L, smem, id, next, static_cast<int>(min64(p.chunk_channels, p.c_in - next)), buf ^ 1, t);
-        arch::cp_async_wait_all_but_last();
-      } else {
-        arch::cp_async_wait_all();
-      }
+      gemm_main<TB>(p, L, smem, nkc, buf, t, st);
     });
-    ex.sync();
-    ex.threads([&](int t, gemm_state<TB>& st) { gemm_main<TB>(p, L, smem, nkc, buf, t, st); });
-    ex.sync();
     buf ^= 1;
   }
+  ex.sync();  // the reduction rows reuse the tiles
   ex.threads([&](int t, gemm_state<TB>& st) { gemm_store<TB>(L, smem, t, st); });
   ex.sync();
   ex.threads([&](int t, gemm_state<TB>&) { gemm_reduce<TB>(p, L, smem, id, t); });
