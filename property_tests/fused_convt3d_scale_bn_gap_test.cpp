@@ -317,9 +317,15 @@ RC_GTEST_PROP(FusedK77Spectra, InputSpectrumMatchesBruteForce, ()) {
   fill_volumes(x, p.D, p.H, p.W, d, rng);
   std::vector<dft::cplx> X(static_cast<std::size_t>(int64_t{p.dft_d} * p.dft_h * p.c_in * p.B * p.n_fw), {NAN, NAN});
   std::vector<double> S(static_cast<std::size_t>(p.B * p.c_in), NAN);
+  // The tables' images first (prep's first blocks in the pipeline), poisoned where not written.
+  std::vector<unsigned char> xtab(static_cast<std::size_t>(p.n_fw_chunks) * k77::detail::x_tables_bytes(p), 0xFF);
   p.x = x.data();
   p.X = X.data();
   p.S = S.data();
+  p.xtab = xtab.data();
+  run_all<k77::detail::no_state>(p.n_fw_chunks, 0, [&](auto& ex, int64_t q, unsigned char*) {
+    k77::detail::x_tables_image_program(ex, p, static_cast<int>(q));
+  });
   run_all<k77::detail::x_state>(k77::detail::x_blocks(p, true), pl.x_smem, [&](auto& ex, int64_t blk, unsigned char* s) {
     k77::detail::x_program(ex, p, blk, s, true);
   });
@@ -359,9 +365,11 @@ RC_GTEST_PROP(FusedK77Spectra, WeightDepthTransformMatchesBruteForce, ()) {
   fill_uniform(w, -1.0f, 1.0f, rng);
   std::vector<dft::cplx> h1(static_cast<std::size_t>(p.c_in * p.n_d_pairs * k * k * p.c_out), {NAN, NAN});
   std::vector<double> wsum(static_cast<std::size_t>(p.c_in * p.c_out), NAN);
+  std::vector<unsigned char> xtab(static_cast<std::size_t>(p.n_fw_chunks) * k77::detail::x_tables_bytes(p), 0xFF);
   p.weight = w.data();
   p.h1 = h1.data();
   p.wsum = wsum.data();
+  p.xtab = xtab.data();
   run_all<k77::detail::no_state>(k77::detail::prep_blocks(p), k77::detail::prep_smem(p),
                                  [&](auto& ex, int64_t blk, unsigned char* s) { k77::detail::prep_program(ex, p, blk, s); });
   for (int64_t ci = 0; ci < p.c_in; ++ci)
@@ -647,6 +655,7 @@ struct pipeline_run {
   int64_t batches = 7;
   std::vector<double> S, wsum, ybar, m2, partial;
   std::vector<dft::cplx> h1, G, X;
+  std::vector<unsigned char> xtab;
 };
 
 pipeline_run run_pipeline(const k77::problem& prob, const std::vector<float>& x, const std::vector<float>& w,
@@ -670,6 +679,7 @@ pipeline_run run_pipeline(const k77::problem& prob, const std::vector<float>& x,
     r.h1.assign(static_cast<std::size_t>(p.c_in * p.n_d_pairs * p.k * p.k * p.c_out), {NAN, NAN});
     r.G.assign(static_cast<std::size_t>(p.c_in * p.pairs.count * p.k * p.c_out), {NAN, NAN});
     r.X.assign(static_cast<std::size_t>(int64_t{p.dft_d} * p.dft_h * p.c_in * p.B * p.n_fw), {NAN, NAN});
+    r.xtab.assign(static_cast<std::size_t>(p.n_fw_chunks) * d::x_tables_bytes(p), 0xFF);
   }
   p.x = x.data();
   p.weight = w.data();
@@ -688,6 +698,7 @@ pipeline_run run_pipeline(const k77::problem& prob, const std::vector<float>& x,
   p.h1 = r.h1.data();
   p.G = r.G.data();
   p.X = r.X.data();
+  p.xtab = r.xtab.data();
   run_all<d::no_state>(d::prep_blocks(p), d::prep_smem(p),
                        [&](auto& ex, int64_t b, unsigned char* s) { d::prep_program(ex, p, b, s); }, ord);
   run_all<d::no_state>(d::gspec_blocks(p), d::gspec_smem(p),

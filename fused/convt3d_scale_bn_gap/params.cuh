@@ -50,6 +50,8 @@ struct params {
   cplx* h1;         ///< [C_in][n_d_pairs][k][k][C_out] (training)
   cplx* X;          ///< [D'*H'][C_in][B][n_fw] (training)
   cplx* G;          ///< [C_in][pairs.count][k][C_out] (training)
+  unsigned char* xtab;  ///< [n_fw_chunks][x_tables_bytes]: each fw chunk's x tables, as x_program's
+                        ///< shared memory holds them (training)
   // sizes
   int64_t B, c_in, c_out;
   int D, H, W, k;

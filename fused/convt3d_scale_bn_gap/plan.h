@@ -24,7 +24,7 @@ constexpr std::size_t k_smem_max = 227 * 1024;
 /// The decomposition and the workspace layout (byte offsets from the aligned workspace base).
 struct plan {
   params prm;  ///< pointers left null; run_cuda / run_host fill them
-  std::size_t off_S, off_wsum, off_ybar, off_m2, off_partial, off_h1, off_g, off_x, workspace_bytes;
+  std::size_t off_S, off_wsum, off_ybar, off_m2, off_partial, off_h1, off_g, off_x, off_xtab, workspace_bytes;
   std::size_t x_smem, gemm_smem;
 };
 
@@ -152,6 +152,7 @@ inline plan make_plan(const problem& pr) {
       take(p.training ? static_cast<std::size_t>(static_cast<int64_t>(p.dft_d) * p.dft_h * p.c_in * p.B * p.n_fw) *
                             sizeof(cplx)
                       : 0);
+  pl.off_xtab = take(p.training ? static_cast<std::size_t>(p.n_fw_chunks) * x_tables_bytes(p) : 0);
   pl.workspace_bytes = o + fb::fused::detail::k_workspace_align;
   return pl;
 }
@@ -191,6 +192,7 @@ inline params bind(const plan& pl, const float* x, const float* weight, const fl
   p.h1 = reinterpret_cast<cplx*>(base + pl.off_h1);
   p.G = reinterpret_cast<cplx*>(base + pl.off_g);
   p.X = reinterpret_cast<cplx*>(base + pl.off_x);
+  p.xtab = base + pl.off_xtab;
   return p;
 }
 

@@ -2,14 +2,17 @@
 /// convt3d_scale_bn_gap's prep program: Wsum and H1 (the weights' depth DFT).
 
 #include "fused/convt3d_scale_bn_gap/params.cuh"
+#include "fused/convt3d_scale_bn_gap/x_spectrum.cuh"
 
 namespace fb::fused::convt3d_scale_bn_gap::detail {
 
-/// Blocks of the prep kernel that compute Wsum (the rest compute H1 in training).
+/// Blocks of the prep kernel: in training first one per x fw chunk (its tables' image, the longest
+/// serial work, so it starts first), then those that compute Wsum, then H1 (training).
+FB_HOST_DEVICE int64_t prep_table_blocks(const params& p) { return p.training ? p.n_fw_chunks : 0; }
 FB_HOST_DEVICE int64_t prep_wsum_blocks(const params& p) { return (p.c_in * p.c_out + k_threads - 1) / k_threads; }
 FB_HOST_DEVICE int64_t prep_h1_items(const params& p) { return p.training ? p.c_in * p.k * p.k * p.c_out : 0; }
 FB_HOST_DEVICE int64_t prep_blocks(const params& p) {
-  return prep_wsum_blocks(p) + (prep_h1_items(p) + k_threads - 1) / k_threads;
+  return prep_table_blocks(p) + prep_wsum_blocks(p) + (prep_h1_items(p) + k_threads - 1) / k_threads;
 }
 FB_HOST_DEVICE std::size_t prep_smem(const params& p) {
   return align16(static_cast<std::size_t>(p.dft_d) * sizeof(cplx));
@@ -91,6 +94,12 @@ FB_HOST_DEVICE void prep_h1(const params& p, unsigned char* smem, int64_t h1_blo
 template <class Ex>
 FB_HOST_DEVICE void prep_program(Ex& ex, const params& p, int64_t block, unsigned char* smem) {
   static_assert(exec::is_block_executor_v<Ex>, "prep_program needs a block executor");
+  const int64_t ntab = prep_table_blocks(p);
+  if (block < ntab) {
+    x_tables_image_program(ex, p, static_cast<int>(block));
+    return;
+  }
+  block -= ntab;
   const int64_t nws = prep_wsum_blocks(p);
   if (block < nws) {
     ex.threads([&](int t) { prep_wsum(p, block, t); });

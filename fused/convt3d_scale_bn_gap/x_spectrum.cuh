@@ -130,6 +130,33 @@ FB_HOST_DEVICE void x_matrices(const params& p, const x_layout& L, unsigned char
   }
 }
 
+/// Bytes of x_program's tables (twd .. md: the shared-memory layout's head, up to Tw).
+FB_HOST_DEVICE std::size_t x_tables_bytes(const params& p) { return make_x_layout(p, true).tw; }
+
+/// Block program (run by prep, before x): chunk q's tables, x_tables then x_matrices, written into
+/// its image p.xtab + q * x_tables_bytes at their shared-memory offsets. Every x block of a chunk
+/// needs the same tables; computed in each block, their fp64 roots and box spectra (a few threads'
+/// serial chains) kept the other warps of the block waiting at the first barrier for ~28% of the
+/// x kernel's warp samples (ncu, 2026-11-29).
+template <class Ex>
+FB_HOST_DEVICE void x_tables_image_program(Ex& ex, const params& p, int q) {
+  const x_layout L = make_x_layout(p, true);
+  unsigned char* image = p.xtab + static_cast<std::size_t>(q) * L.tw;
+  const fw_chunk ch = chunk_of(p, q);
+  ex.threads([&](int t) { x_tables(p, L, image, ch, t); });
+  ex.sync();  // x_matrices reads the roots other threads wrote (global memory, this block's)
+  ex.threads([&](int t) { x_matrices(p, L, image, t); });
+}
+
+/// Copies chunk q's table image into shared memory (16-byte copies: the layout's regions are
+/// 16-byte aligned), completed by this thread's wait; the caller's barrier publishes it.
+FB_HOST_DEVICE void x_load_tables(const params& p, const x_layout& L, unsigned char* smem, int q, int t) {
+  const float* image = reinterpret_cast<const float*>(p.xtab + static_cast<std::size_t>(q) * L.tw);
+  float* dst = at<float>(smem, 0);
+  for (std::size_t i = t; i < L.tw / 16; i += k_threads) arch::cp_async_16(dst + 4 * i, image + 4 * i);
+  arch::cp_async_wait_all();
+}
+
 /// Stages input rows [r0, r0 + nr) of the (b, ci) volume (rows are (d, h), contiguous in x) into
 /// shared memory with a padded row stride W + 1 (odd: a warp's threads, one row each, hit distinct
 /// banks in the w-stage). Asynchronous copies, all of a thread's in flight at once.
@@ -137,6 +164,25 @@ FB_HOST_DEVICE void x_stage_rows(const params& p, const x_layout& L, unsigned ch
                                  int nr, int t) {
   float* xs = at<float>(smem, L.rows_or_th);
   const float* src = xvol + r0 * p.W;
+  if (k_threads % p.W == 0) {
+    // W divides the block (W = 32 at the default): thread t copies column t % W of every
+    // (k_threads / W)-th row, so its source and destination step by constants.
+    // Four copies per step from one source pointer (constant offsets), then the rest one by one.
+    const int n = nr * p.W;
+    const int ds = k_threads / p.W * (p.W + 1);
+    float* dst = xs + (t / p.W) * (p.W + 1) + t % p.W;
+    int i = t;
+    for (; i + 3 * k_threads < n; i += 4 * k_threads, dst += 4 * ds) {
+      const float* s4 = src + i;
+      arch::cp_async_4(dst, s4);
+      arch::cp_async_4(dst + ds, s4 + k_threads);
+      arch::cp_async_4(dst + 2 * ds, s4 + 2 * k_threads);
+      arch::cp_async_4(dst + 3 * ds, s4 + 3 * k_threads);
+    }
+    for (; i < n; i += k_threads, dst += ds) arch::cp_async_4(dst, src + i);
+    arch::cp_async_wait_all();
+    return;
+  }
   int rr = t / p.W;  // i = rr * W + w, stepped rather than divided
   int w = t - rr * p.W;
   const int step_r = k_threads / p.W;
@@ -454,7 +500,7 @@ FB_HOST_DEVICE void x_program(Ex& ex, const params& p, int64_t block, unsigned c
   ex.threads([&](int t, x_state& st) {
     st.sum = 0.0;
     st.c = 0.0f;
-    if (dft) x_tables(p, L, smem, ch, t);
+    if (dft) x_load_tables(p, L, smem, q, t);
   });
   ex.sync();
   const int64_t rows = static_cast<int64_t>(p.D) * p.H;
@@ -463,7 +509,6 @@ FB_HOST_DEVICE void x_program(Ex& ex, const params& p, int64_t block, unsigned c
   for (int64_t r0 = 0; r0 < rows; r0 += group) {
     const int nr = static_cast<int>(min64(group, rows - r0));
     ex.threads([&](int t, x_state&) {
-      if (dft && r0 == 0) x_matrices(p, L, smem, t);
       x_stage_rows(p, L, smem, xvol, r0, nr, t);
     });
     ex.sync();
