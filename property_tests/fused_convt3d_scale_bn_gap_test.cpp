@@ -595,10 +595,11 @@ RC_GTEST_PROP(FusedK77HostExecutor, MatchesBruteForce, ()) {
 
 // Shapes that cross each kernel's internal boundaries: input-channel chunks (kc = 8), several
 // channel tiles (32) and batch tiles (16), fw chunks (8 columns), row slabs (256 rows), groups of
-// 8 units spanning several row pairs (Fw < 8), n' = 1, and odd/even sizes in every dimension.
+// 8 units spanning several row pairs (Fw < 8), n' = 1, a batch tile of 8 (the gemm's X copies of a
+// thread two channels apart), and odd/even sizes in every dimension.
 RC_GTEST_PROP(FusedK77HostExecutor, MatchesBruteForceAcrossKernelBoundaries, ()) {
   k77::problem p{};
-  const int shape = *rc::gen::inRange(0, 6);
+  const int shape = *rc::gen::inRange(0, 7);
   p.batch = *rc::gen::inRange<int64_t>(1, 4);
   p.in_channels = *rc::gen::inRange<int64_t>(1, 4);
   p.out_channels = *rc::gen::inRange<int64_t>(1, 6);
@@ -632,6 +633,11 @@ RC_GTEST_PROP(FusedK77HostExecutor, MatchesBruteForceAcrossKernelBoundaries, ())
       p.depth = p.height = p.width = p.kernel_size = 1;
       p.batch = *rc::gen::inRange<int64_t>(2, 5);
       RC_TAG("n' = 1");
+      break;
+    case 5:  // a batch tile of 8: each thread stages X for every second channel of a chunk
+      p.batch = *rc::gen::inRange<int64_t>(5, 9);
+      p.in_channels = *rc::gen::inRange<int64_t>(3, 9);
+      RC_TAG("batch tile 8, strided X copies");
       break;
     default:  // k = 7, small W: groups of 8 units span several row pairs
       p.kernel_size = 7;
