@@ -58,6 +58,21 @@
 // plus ~34 for the copies; 1.76e6 warp-channel steps over 528 schedulers -> ~0.45 ms issue-bound, the
 // shared-memory pipe at ~80% (47 wavefronts x 4 warps per 235 clocks). x per block (23 per SM):
 // w-stage ~2.6K, h-stage ~3.6K, d-stage ~2K, tables/staging/sums ~2-3K SM clocks -> ~0.15 ms.
+//
+// MEASURED 2026-11-29 on an H200 (probes/k77_time, whole call, read-flushed L2; ncu with clock
+// control none, source counters; reports/nvidia-h200/probe-2026-11-29-k77/): 1468 us at 22f1384.
+// Why the budget above was missed: the gemm executed 389 warp instructions per channel step, not
+// ~234. Its copies cost 225M of its 685M (index division and 64-bit products per 8-byte copy), and
+// ptxas's unroll by 4 of the runtime tap loop recomputed the remainder for every channel. The x
+// kernel's warps spent 28% of its samples at the barrier after x_tables, where a few threads per
+// block computed fp64 roots and box spectra, in all 3072 blocks. Now: copies by fixed strides, one
+// barrier per chunk, two channels per tap loop (gemm 951 -> 744 us, 459M instructions); each
+// chunk's tables once in prep (x 408 -> 320 us): 1157 us, outputs and m2 bitwise unchanged. What
+// bounds the gemm now: shared-memory latency (short scoreboard, 34% of its samples: the tap loop's
+// loads and the X loads before the products) at 4 warps per scheduler; 57% of its instructions are
+// FFMA. Tried and slower: all taps' loads first (127 registers, 1230 us), the tap loop
+// software-pipelined (1169), a batch tile of 8 at 3 blocks per SM (1315), 32 loads in flight in
+// reduce (1169).
 #include <cuda_runtime.h>
 
 #include <mutex>

@@ -3,6 +3,7 @@
 /// fused/convt3d_scale_bn_gap/programs.cuh): prep, gspec (training), the x transform (DFT
 /// in training, sums only in eval), the spectral GEMM in five batch-tile instantiations (training),
 /// reduce and finish. See property_tests/selftest/boundary.h.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -40,6 +41,11 @@ inline std::vector<path> paths() {
       {"fw_chunks>=2", "half-spectrum columns in several chunks of the x transform", ""},
       {"x_rows_per_thread=2", "two rows per thread in the w-stage", ""},
       {"x_slabs>=2", "more input rows (D x H) than a slab holds", ""},
+      {"x_rows_copied_by_strides", "input rows staged by fixed strides (W divides the block)", ""},
+      {"x_rows_copied_four_per_step", "the strided staging's four-copy steps (more than 768 staged values)", ""},
+      {"x_rows_copied_stepped", "input rows staged with a stepped (row, column) (W does not divide the block)", ""},
+      {"gemm_channel_pairs", "a GEMM chunk with two or more input channels (one tap loop per pair)", ""},
+      {"gemm_odd_channel", "a GEMM chunk with an odd number of input channels (the last one alone)", ""},
       {"unit_groups>=2", "several groups of 8 frequency units", ""},
       {"group_spans_row_pairs", "a group of 8 units spanning several row pairs (W' / 2 + 1 < 8)", ""},
       {"single_output", "D' H' W' = 1 (the spectrum is the mean alone)", ""},
@@ -66,6 +72,15 @@ inline std::vector<std::string> reached(const sb::problem& pr, const device_limi
   r.add("fw_chunks>=2", p.training && p.n_fw_chunks >= 2);
   r.add("x_rows_per_thread=2", p.training && p.w_stage_rows == 2);
   r.add("x_slabs>=2", static_cast<int64_t>(p.D) * p.H > p.slab_rows);
+  const bool strided_rows = sb::detail::k_threads % p.W == 0;
+  const int64_t first_group =
+      std::min<int64_t>(static_cast<int64_t>(p.w_stage_rows) * p.slab_rows, static_cast<int64_t>(p.D) * p.H);
+  r.add("x_rows_copied_by_strides", strided_rows);
+  r.add("x_rows_copied_four_per_step", strided_rows && first_group * p.W > 3 * sb::detail::k_threads);
+  r.add("x_rows_copied_stepped", !strided_rows);
+  const int64_t last_chunk = p.c_in % p.chunk_channels == 0 ? p.chunk_channels : p.c_in % p.chunk_channels;
+  r.add("gemm_channel_pairs", gemm && std::min<int64_t>(p.chunk_channels, p.c_in) >= 2);
+  r.add("gemm_odd_channel", gemm && ((p.c_in >= p.chunk_channels && p.chunk_channels % 2 == 1) || last_chunk % 2 == 1));
   r.add("unit_groups>=2", p.training && p.n_groups >= 2);
   r.add("group_spans_row_pairs", p.training && p.n_fw < sb::detail::k_units && p.pairs.count >= 2);
   r.add("single_output", p.n_out == 1);
@@ -98,6 +113,8 @@ inline std::vector<boundary_case> cases() {
       {"D' H' W' = 1", make(2, 3, 5, 1, 1, 1, 1, 3.0, true), input_kind::normal},
       {"D' H' W' = 1, eval", make(1, 3, 5, 1, 1, 1, 1, 3.0, false), input_kind::normal},
       {"k 1, odd and even sizes", make(3, 7, 9, 6, 7, 8, 1, -1.0, true), input_kind::offset},
+      {"W 16, 80 rows: rows staged four copies per step; 4 input channels (pairs only)",
+       make(2, 4, 33, 4, 20, 16, 3, 1.5, true), input_kind::uniform},
   };
 }
 
