@@ -354,6 +354,23 @@ RC_GTEST_PROP(FusedK77Spectra, InputSpectrumMatchesBruteForce, ()) {
     }
 }
 
+// The tables' image program writes every byte of each chunk's image, padding included: x blocks
+// copy whole images, and a byte left unwritten is an uninitialised read on the device (the gate's
+// initcheck). Two runs over images poisoned differently must leave the same bytes.
+RC_GTEST_PROP(FusedK77Spectra, TablesImageWritesEveryByte, ()) {
+  const k77::problem prob = draw_spectrum_problem();
+  k77::detail::params p = k77::detail::make_plan(prob).prm;
+  const std::size_t bytes = static_cast<std::size_t>(p.n_fw_chunks) * k77::detail::x_tables_bytes(p);
+  std::vector<unsigned char> a(bytes, 0x00), b(bytes, 0xFF);
+  for (std::vector<unsigned char>* image : {&a, &b}) {
+    p.xtab = image->data();
+    run_all<k77::detail::no_state>(p.n_fw_chunks, 0, [&](auto& ex, int64_t q, unsigned char*) {
+      k77::detail::x_tables_image_program(ex, p, static_cast<int>(q));
+    });
+  }
+  RC_ASSERT(a == b);
+}
+
 // H1[ci][fd][th][tw][c] from prep_program equals the fp64 depth DFT of the taps; Wsum the tap sums.
 RC_GTEST_PROP(FusedK77Spectra, WeightDepthTransformMatchesBruteForce, ()) {
   const k77::problem prob = draw_spectrum_problem();

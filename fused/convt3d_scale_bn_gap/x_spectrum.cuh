@@ -143,6 +143,12 @@ FB_HOST_DEVICE void x_tables_image_program(Ex& ex, const params& p, int q) {
   const x_layout L = make_x_layout(p, true);
   unsigned char* image = p.xtab + static_cast<std::size_t>(q) * L.tw;
   const fw_chunk ch = chunk_of(p, q);
+  // Zeroed first: the regions' 16-byte alignment leaves gaps no table writes, and x blocks copy the
+  // whole image (an uninitialised read under compute-sanitizer's initcheck otherwise).
+  ex.threads([&](int t) {
+    for (std::size_t i = t; i < L.tw; i += k_threads) image[i] = 0;
+  });
+  ex.sync();
   ex.threads([&](int t) { x_tables(p, L, image, ch, t); });
   ex.sync();  // x_matrices reads the roots other threads wrote (global memory, this block's)
   ex.threads([&](int t) { x_matrices(p, L, image, t); });
