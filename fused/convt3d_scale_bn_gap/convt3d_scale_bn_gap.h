@@ -15,8 +15,9 @@
 /// Workspace (workspace_bytes): fp64 S (B*C_in), Wsum (C_in*C_out), ybar and m2 (B*C_out each); in
 /// training also the input spectrum X (half spectrum along w: D'*H'*(W'/2+1)*C_in*B complex fp32),
 /// the weights' depth transform H1 ((D'/2+1)*k*k*C_in*C_out complex fp32), their height transform
-/// G for every row pair (pairs*k*C_in*C_out complex fp32, pairs ~ D'*H'/2) and the per-group |Z|^2
-/// partials (ceil(units/8)*B*C_out fp64, units ~ D'*H'*(W'/2+1)/2). At the default config
+/// G for every row pair (pairs*k*C_in*C_out complex fp32, pairs ~ D'*H'/2), the per-group |Z|^2
+/// partials (ceil(units/8)*B*C_out fp64, units ~ D'*H'*(W'/2+1)/2) and x's tables, one image per fw
+/// chunk (~9 KB each at the default). At the default config
 /// (B 16, C 64 -> 128, 16x32x32, k 5): X 112 MB + H1 18 MB + G 119 MB + partials 14 MB ~ 263 MB; it
 /// grows linearly with B*C_in*D'H'W' (X), C_in*C_out*D'*k^2 (H1), C_in*C_out*D'H'*k (G) and
 /// B*C_out*D'H'W' (partials). Eval needs only the few KB of fp64 sums.

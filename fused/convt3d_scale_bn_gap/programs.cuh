@@ -16,14 +16,16 @@
 /// Kernels, in launch order (training; eval runs prep without H1, x_program without the DFT, reduce
 /// without m2, finish):
 ///   prep     Wsum[ci, c] (fp64) and H1[ci][fd][th][tw][c] = sum_td w[ci, c, td, th, tw] e^{-2pi i td fd/D'}
-///            for fd in [0, D'/2] (the weights' depth DFT; the other half is its conjugate).
+///            for fd in [0, D'/2] (the weights' depth DFT; the other half is its conjugate); in
+///            training its first blocks also write each fw chunk's x tables (roots, box spectra,
+///            twiddle matrices) into a workspace image, once instead of in every x block.
 ///   gspec    G[ci][pair][tw][c] = sum_th H1[ci][fd][th][tw][c] e^{-2pi i th fh/H'} for every row
 ///            pair (fd, fh) (the weights' height DFT), once.
 ///   x        per (ci, b, fw-chunk): x's 3-D DFT on the n' grid, half spectrum along w, separable and
 ///            direct (w: real -> complex; h and d: complex, two mirrored outputs per four products),
 ///            of x - c (c: the block's first-slab mean) plus c times the box spectrum (no fp32 sum
 ///            cancels an offset), into X[row = fd*H' + fh][ci][b][fw]; chunk 0 also sums x in fp64
-///            (S[b, ci]).
+///            (S[b, ci]). Each block starts by copying its chunk's tables image.
 ///   gemm     per (8 units, 32 output channels, a batch tile): Z = sum_ci X W, accumulated in
 ///            registers, and sum over the units of w_f |Z|^2 (fp64) -> partial[group][b][c].
 ///            W(f) is never stored: per input-channel chunk the block copies the X and G tiles of
