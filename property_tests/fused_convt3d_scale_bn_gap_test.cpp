@@ -143,6 +143,13 @@ void run_all(int64_t blocks, std::size_t smem_bytes, Prog prog, order ord = orde
   }
 }
 
+/// Every fw chunk's table image into p.xtab (what prep's first blocks do in the pipeline).
+void write_table_images(const k77::detail::params& p) {
+  run_all<k77::detail::no_state>(p.n_fw_chunks, 0, [&](auto& ex, int64_t q, unsigned char*) {
+    k77::detail::x_tables_image_program(ex, p, static_cast<int>(q));
+  });
+}
+
 /// Workspace of exactly `bytes` at a deliberately misaligned address, with guard bytes after it.
 struct guarded_workspace {
   static constexpr std::size_t guard = 64;
@@ -318,14 +325,12 @@ RC_GTEST_PROP(FusedK77Spectra, InputSpectrumMatchesBruteForce, ()) {
   std::vector<dft::cplx> X(static_cast<std::size_t>(int64_t{p.dft_d} * p.dft_h * p.c_in * p.B * p.n_fw), {NAN, NAN});
   std::vector<double> S(static_cast<std::size_t>(p.B * p.c_in), NAN);
   // The tables' images first (prep's first blocks in the pipeline), poisoned where not written.
-  std::vector<unsigned char> xtab(static_cast<std::size_t>(p.n_fw_chunks) * k77::detail::x_tables_bytes(p), 0xFF);
+  std::vector<unsigned char> xtab(k77::detail::x_table_images_bytes(p), 0xFF);
   p.x = x.data();
   p.X = X.data();
   p.S = S.data();
   p.xtab = xtab.data();
-  run_all<k77::detail::no_state>(p.n_fw_chunks, 0, [&](auto& ex, int64_t q, unsigned char*) {
-    k77::detail::x_tables_image_program(ex, p, static_cast<int>(q));
-  });
+  write_table_images(p);
   run_all<k77::detail::x_state>(k77::detail::x_blocks(p, true), pl.x_smem, [&](auto& ex, int64_t blk, unsigned char* s) {
     k77::detail::x_program(ex, p, blk, s, true);
   });
@@ -360,13 +365,11 @@ RC_GTEST_PROP(FusedK77Spectra, InputSpectrumMatchesBruteForce, ()) {
 RC_GTEST_PROP(FusedK77Spectra, TablesImageWritesEveryByte, ()) {
   const k77::problem prob = draw_spectrum_problem();
   k77::detail::params p = k77::detail::make_plan(prob).prm;
-  const std::size_t bytes = static_cast<std::size_t>(p.n_fw_chunks) * k77::detail::x_tables_bytes(p);
+  const std::size_t bytes = k77::detail::x_table_images_bytes(p);
   std::vector<unsigned char> a(bytes, 0x00), b(bytes, 0xFF);
   for (std::vector<unsigned char>* image : {&a, &b}) {
     p.xtab = image->data();
-    run_all<k77::detail::no_state>(p.n_fw_chunks, 0, [&](auto& ex, int64_t q, unsigned char*) {
-      k77::detail::x_tables_image_program(ex, p, static_cast<int>(q));
-    });
+    write_table_images(p);
   }
   RC_ASSERT(a == b);
 }
@@ -382,7 +385,7 @@ RC_GTEST_PROP(FusedK77Spectra, WeightDepthTransformMatchesBruteForce, ()) {
   fill_uniform(w, -1.0f, 1.0f, rng);
   std::vector<dft::cplx> h1(static_cast<std::size_t>(p.c_in * p.n_d_pairs * k * k * p.c_out), {NAN, NAN});
   std::vector<double> wsum(static_cast<std::size_t>(p.c_in * p.c_out), NAN);
-  std::vector<unsigned char> xtab(static_cast<std::size_t>(p.n_fw_chunks) * k77::detail::x_tables_bytes(p), 0xFF);
+  std::vector<unsigned char> xtab(k77::detail::x_table_images_bytes(p), 0xFF);
   p.weight = w.data();
   p.h1 = h1.data();
   p.wsum = wsum.data();
@@ -702,7 +705,7 @@ pipeline_run run_pipeline(const k77::problem& prob, const std::vector<float>& x,
     r.h1.assign(static_cast<std::size_t>(p.c_in * p.n_d_pairs * p.k * p.k * p.c_out), {NAN, NAN});
     r.G.assign(static_cast<std::size_t>(p.c_in * p.pairs.count * p.k * p.c_out), {NAN, NAN});
     r.X.assign(static_cast<std::size_t>(int64_t{p.dft_d} * p.dft_h * p.c_in * p.B * p.n_fw), {NAN, NAN});
-    r.xtab.assign(static_cast<std::size_t>(p.n_fw_chunks) * d::x_tables_bytes(p), 0xFF);
+    r.xtab.assign(d::x_table_images_bytes(p), 0xFF);
   }
   p.x = x.data();
   p.weight = w.data();

@@ -152,7 +152,7 @@ inline plan make_plan(const problem& pr) {
       take(p.training ? static_cast<std::size_t>(static_cast<int64_t>(p.dft_d) * p.dft_h * p.c_in * p.B * p.n_fw) *
                             sizeof(cplx)
                       : 0);
-  pl.off_xtab = take(p.training ? static_cast<std::size_t>(p.n_fw_chunks) * x_tables_bytes(p) : 0);
+  pl.off_xtab = take(p.training ? x_table_images_bytes(p) : 0);
   pl.workspace_bytes = o + fb::fused::detail::k_workspace_align;
   return pl;
 }

@@ -133,6 +133,11 @@ FB_HOST_DEVICE void x_matrices(const params& p, const x_layout& L, unsigned char
 /// Bytes of x_program's tables (twd .. md: the shared-memory layout's head, up to Tw).
 FB_HOST_DEVICE std::size_t x_tables_bytes(const params& p) { return make_x_layout(p, true).tw; }
 
+/// Bytes of all fw chunks' table images (p.xtab).
+FB_HOST_DEVICE std::size_t x_table_images_bytes(const params& p) {
+  return static_cast<std::size_t>(p.n_fw_chunks) * x_tables_bytes(p);
+}
+
 /// Block program (run by prep, before x): chunk q's tables, x_tables then x_matrices, written into
 /// its image p.xtab + q * x_tables_bytes at their shared-memory offsets. Every x block of a chunk
 /// needs the same tables; computed in each block, their fp64 roots and box spectra (a few threads'
