@@ -47,9 +47,10 @@ inline timing_options parse_timing_options(int argc, char** argv, int default_re
 
 /// How a timing probe compares two builds' outputs: writes `out` to `out_path` (if given) and, given
 /// `compare_path` (the file another build wrote), prints "TAG outputs against FILE: D of N differ"
-/// (bit for bit).
+/// (bit for bit) and, where `values` > 0, the largest absolute and relative difference over the
+/// first `values` entries (outputs whose summation order changed differ in their last bits).
 inline void save_and_compare(const char* tag, const std::vector<float>& out, const char* out_path,
-                             const char* compare_path) {
+                             const char* compare_path, std::size_t values = 0) {
   if (out_path) {
     FILE* f = std::fopen(out_path, "wb");
     if (f) {
@@ -65,6 +66,14 @@ inline void save_and_compare(const char* tag, const std::vector<float>& out, con
   std::size_t differ = 0;
   for (std::size_t i = 0; i < got; ++i) differ += std::memcmp(&out[i], &other[i], sizeof(float)) != 0;
   std::printf("%s outputs against %s: %zu of %zu differ\n", tag, compare_path, differ, got);
+  double max_abs = 0.0, max_rel = 0.0;
+  for (std::size_t i = 0; i < values && i < got; ++i) {
+    const double a = out[i], b = other[i], d = a > b ? a - b : b - a;
+    const double m = (a < 0 ? -a : a) > (b < 0 ? -b : b) ? (a < 0 ? -a : a) : (b < 0 ? -b : b);
+    if (d > max_abs) max_abs = d;
+    if (m > 0 && d / m > max_rel) max_rel = d / m;
+  }
+  if (values > 0) std::printf("%s first %zu values: max |diff| %.3g, max relative %.3g\n", tag, values, max_abs, max_rel);
 }
 
 }  // namespace fb::probes

@@ -53,7 +53,7 @@ int probe(int argc, char** argv) {
       sg::detail::bind(pl, buf.x, buf.weight, buf.conv_bias, buf.gamma, buf.beta, buf.running_mean,
                        buf.running_var, buf.num_batches_tracked, buf.out, buf.workspace);
   FB_CUDA_CHECK(cudaMemcpy(out.data() + n_out, bound.m2, n_out * 8, cudaMemcpyDeviceToHost));
-  fb::probes::save_and_compare("K77TIME", out, opt.out_path, opt.compare_path);
+  fb::probes::save_and_compare("K77TIME", out, opt.out_path, opt.compare_path, static_cast<std::size_t>(n_out));
   return 0;
 }
 
