@@ -25,7 +25,8 @@ constexpr int k_jt = 4;         ///< x: fw columns per thread item of the h- and
 constexpr int k_fh = 3;         ///< x: fh pairs per h-stage item (register tile k_jt x k_fh)
 constexpr int k_fd = 4;         ///< x: fd pairs per d-stage item (register tile k_jt x k_fd)
 static_assert(k_jt == 4 && k_fd == 4, "x_d_stage and load_jt spell out 4 columns and 4 pairs");
-constexpr int k_slices = 8;     ///< reduce: warps, each summing 4 interleaved slices of the groups
+constexpr int k_reduce_channels = 8;  ///< reduce: output channels per block
+constexpr int k_reduce_slices = 32;   ///< reduce: interleaved slices of the groups, one thread per (slice, channel)
 constexpr int k_max_tb = 16;    ///< gemm: largest batch tile (accumulators: 2 rows x batch_tile complex)
 
 /// Everything the kernels read: pointers, sizes, the derived decomposition (fused/
