@@ -75,6 +75,11 @@
 // FFMA. Tried and slower: all taps' loads first (127 registers, 1230 us), the tap loop
 // software-pipelined (1169), a batch tile of 8 at 3 blocks per SM (1315), 32 loads in flight in
 // reduce (1169). gspec (67 us) is compute-bound (SM 73%, DRAM 40%), not write-bound as predicted.
+// Fifteenth session (same probe, side by side, outputs bitwise equal): gspec's (fh, th) twiddles from
+// a per-block table instead of stepping th * fh mod H' per tap, 67.7 -> 40.2 us (50.9M -> 21.6M
+// instructions); reduce in 8-channel tiles (256 blocks), 27 -> 14 us; the launches as programmatic
+// dependents, -8 us: 1156 -> 1110 us. The gemm on the fp64 tensor cores was built and measured
+// (reports/nvidia-h200/probe-2026-11-29-k77-dmma/): exact, but at best 745 us against this 730.
 #include <cuda_runtime.h>
 
 #include <mutex>

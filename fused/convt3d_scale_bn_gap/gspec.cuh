@@ -12,8 +12,21 @@ namespace fb::fused::convt3d_scale_bn_gap::detail {
 /// config) and spent ~40% of its issue slots on it.
 FB_HOST_DEVICE int64_t gspec_items(const params& p) { return p.training ? p.c_in * p.n_d_pairs * p.k * p.c_out : 0; }
 FB_HOST_DEVICE int64_t gspec_blocks(const params& p) { return (gspec_items(p) + k_threads - 1) / k_threads; }
-FB_HOST_DEVICE std::size_t gspec_smem(const params& p) {
+/// The twiddles of every (fh, th) pair, [fh][th], once per block in shared memory where k <=
+/// k_tap_batch and the table is small (the default: 36 x 5): the taps' loop then reads its twiddle
+/// (the same for the whole warp) instead of stepping th * fh mod H' per tap (a third of gspec's
+/// instructions were that index and its wrap).
+FB_HOST_DEVICE bool gspec_pair_table(const params& p) {
+  return p.k <= k_tap_batch && static_cast<std::size_t>(p.dft_h) * static_cast<std::size_t>(p.k) * sizeof(cplx) <=
+                                   16 * 1024;
+}
+FB_HOST_DEVICE std::size_t gspec_table_offset(const params& p) {
   return align16(static_cast<std::size_t>(p.dft_h) * sizeof(cplx));
+}
+FB_HOST_DEVICE std::size_t gspec_smem(const params& p) {
+  return gspec_table_offset(p) +
+         (gspec_pair_table(p) ? align16(static_cast<std::size_t>(p.dft_h) * static_cast<std::size_t>(p.k) * sizeof(cplx))
+                              : 0);
 }
 
 /// The first pair of depth plane fd and the plane's pair count (math::dft::pair_at's numbering).
@@ -27,6 +40,19 @@ FB_HOST_DEVICE void plane_pairs(const math::dft::row_pairs& rp, int64_t fd, int6
   } else {  // fd = nd/2, nd even
     first = rp.n_edge + rp.n_interior * rp.nh;
     count = rp.n_edge;
+  }
+}
+
+/// G of `count` pairs (fh = q) from the K taps v (th order) and the table twq[fh][th].
+template <int K>
+FB_HOST_DEVICE void gspec_pairs(const cplx (&v)[k_tap_batch], const cplx* twq, cplx* g, int64_t th_stride,
+                                int64_t count) {
+  static_assert(K <= k_tap_batch, "gspec_pairs: at most k_tap_batch taps");
+  for (int64_t q = 0; q < count; ++q, twq += K) {
+    cplx acc{0.0f, 0.0f};
+    FB_UNROLL
+    for (int th = 0; th < K; ++th) math::dft::cmac(acc, v[th], twq[th]);
+    g[q * th_stride] = acc;
   }
 }
 
@@ -52,6 +78,20 @@ FB_HOST_DEVICE void gspec_item(const params& p, unsigned char* smem, int64_t blo
 #pragma unroll
 #endif
     for (int th = 0; th < k_tap_batch; ++th) v[th] = th < p.k ? load_ro(h + th * th_stride) : cplx{0.0f, 0.0f};
+    if (gspec_pair_table(p)) {
+      const cplx* twq = at<cplx>(smem, gspec_table_offset(p));
+      switch (p.k) {  // the taps unrolled exactly (no predicated-off FMAs)
+        case 1: gspec_pairs<1>(v, twq, g, th_stride, count); break;
+        case 2: gspec_pairs<2>(v, twq, g, th_stride, count); break;
+        case 3: gspec_pairs<3>(v, twq, g, th_stride, count); break;
+        case 4: gspec_pairs<4>(v, twq, g, th_stride, count); break;
+        case 5: gspec_pairs<5>(v, twq, g, th_stride, count); break;
+        case 6: gspec_pairs<6>(v, twq, g, th_stride, count); break;
+        case 7: gspec_pairs<7>(v, twq, g, th_stride, count); break;
+        default: gspec_pairs<8>(v, twq, g, th_stride, count); break;
+      }
+      return;
+    }
     for (int64_t q = 0; q < count; ++q) {  // fh = q
       cplx acc{0.0f, 0.0f};
       int m = 0;  // (th * fh) mod dft_h
@@ -87,6 +127,13 @@ FB_HOST_DEVICE void gspec_program(Ex& ex, const params& p, int64_t block, unsign
   ex.threads([&](int t) {
     cplx* twh = at<cplx>(smem, 0);
     for (int m = t; m < p.dft_h; m += k_threads) twh[m] = math::dft::unit_root(m, p.dft_h);
+    if (gspec_pair_table(p)) {
+      cplx* twq = at<cplx>(smem, gspec_table_offset(p));
+      for (int i = t; i < p.dft_h * p.k; i += k_threads) {
+        const int q = i / p.k, th = i - q * p.k;
+        twq[i] = math::dft::unit_root((th * q) % p.dft_h, p.dft_h);
+      }
+    }
   });
   ex.sync();
   ex.threads([&](int t) { gspec_item(p, smem, block, t); });
