@@ -72,43 +72,27 @@ FB_HOST_DEVICE void gspec_item(const params& p, unsigned char* smem, int64_t blo
   plane_pairs(p.pairs, fd, first, count);
   cplx* g = p.G + ((ci * p.pairs.count + first) * k + tw) * p.c_out + c;  // + q * k * C_out
   const int64_t th_stride = k * p.c_out;
-  if (p.k <= k_tap_batch) {
+  if (gspec_pair_table(p)) {
     cplx v[k_tap_batch];
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
     for (int th = 0; th < k_tap_batch; ++th) v[th] = th < p.k ? load_ro(h + th * th_stride) : cplx{0.0f, 0.0f};
-    if (gspec_pair_table(p)) {
-      const cplx* twq = at<cplx>(smem, gspec_table_offset(p));
-      switch (p.k) {  // the taps unrolled exactly (no predicated-off FMAs)
-        case 1: gspec_pairs<1>(v, twq, g, th_stride, count); break;
-        case 2: gspec_pairs<2>(v, twq, g, th_stride, count); break;
-        case 3: gspec_pairs<3>(v, twq, g, th_stride, count); break;
-        case 4: gspec_pairs<4>(v, twq, g, th_stride, count); break;
-        case 5: gspec_pairs<5>(v, twq, g, th_stride, count); break;
-        case 6: gspec_pairs<6>(v, twq, g, th_stride, count); break;
-        case 7: gspec_pairs<7>(v, twq, g, th_stride, count); break;
-        default: gspec_pairs<8>(v, twq, g, th_stride, count); break;
-      }
-      return;
-    }
-    for (int64_t q = 0; q < count; ++q) {  // fh = q
-      cplx acc{0.0f, 0.0f};
-      int m = 0;  // (th * fh) mod dft_h
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-      for (int th = 0; th < k_tap_batch; ++th) {
-        if (th < p.k) {
-          math::dft::cmac(acc, v[th], twh[m]);
-          m += static_cast<int>(q);
-          if (m >= p.dft_h) m -= p.dft_h;
-        }
-      }
-      g[q * th_stride] = acc;
+    const cplx* twq = at<cplx>(smem, gspec_table_offset(p));
+    switch (p.k) {  // the taps unrolled exactly (no predicated-off FMAs)
+      case 1: gspec_pairs<1>(v, twq, g, th_stride, count); break;
+      case 2: gspec_pairs<2>(v, twq, g, th_stride, count); break;
+      case 3: gspec_pairs<3>(v, twq, g, th_stride, count); break;
+      case 4: gspec_pairs<4>(v, twq, g, th_stride, count); break;
+      case 5: gspec_pairs<5>(v, twq, g, th_stride, count); break;
+      case 6: gspec_pairs<6>(v, twq, g, th_stride, count); break;
+      case 7: gspec_pairs<7>(v, twq, g, th_stride, count); break;
+      default: gspec_pairs<8>(v, twq, g, th_stride, count); break;
     }
     return;
   }
+  // k > k_tap_batch, or a table too large for shared memory (H' k > 2048): taps reloaded per pair,
+  // twiddles stepped th * fh mod H'.
   for (int64_t q = 0; q < count; ++q) {
     cplx acc{0.0f, 0.0f};
     int m = 0;
