@@ -82,9 +82,6 @@
 // (reports/nvidia-h200/probe-2026-11-29-k77-dmma/): exact, but at best 745 us against this 730.
 #include <cuda_runtime.h>
 
-#include <mutex>
-#include <set>
-#include <utility>
 
 #include "fused/convt3d_scale_bn_gap/convt3d_scale_bn_gap.h"
 #include "fused/convt3d_scale_bn_gap/plan.h"
@@ -146,21 +143,6 @@ __global__ void __launch_bounds__(k_threads) finish_kernel(const params p) {
   finish_program(ex, p, blockIdx.x);
 }
 
-/// Lets `kernel` use more than 48 KB of dynamic shared memory on the current device (once per
-/// device and kernel: the attribute is a property of the binary, and setting it on every call would
-/// put a driver call into the timed region).
-void allow_smem(const void* kernel, std::size_t bytes) {
-  if (bytes <= 48 * 1024) return;
-  int dev = 0;
-  FB_CUDA_CHECK(cudaGetDevice(&dev));
-  static std::mutex mu;
-  static std::set<std::pair<int, const void*>> done;
-  std::lock_guard<std::mutex> lock(mu);
-  if (done.count({dev, kernel}) != 0) return;
-  FB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(k_smem_max)));
-  done.insert({dev, kernel});
-}
-
 /// Launches kernel over `blocks` blocks; `dependent`: as a programmatic dependent of the kernel
 /// before it on the stream (fused/arch/pdl.cuh), so that its launch overlaps that kernel's last
 /// blocks. Every kernel after the first waits for its predecessor before reading anything, and none
@@ -171,7 +153,9 @@ void launch(Kernel kernel, int64_t blocks, std::size_t smem, cudaStream_t stream
   if (blocks <= 0) return;
   fb::fused::detail::require(blocks < (int64_t{1} << 31), "convt3d_scale_bn_gap::run_cuda", "grid",
                              "too many blocks (must be < 2^31)", blocks);
-  allow_smem(reinterpret_cast<const void*>(kernel), smem);
+  // Every kernel may use up to k_smem_max (fused/exec/device_exec.cuh: once per device and kernel,
+  // no driver call in later, timed calls); occupancy follows each launch's own bytes.
+  fb::fused::device::allow_large_smem(reinterpret_cast<const void*>(kernel), k_smem_max);
   if (dependent) {
     fb::fused::device::launch_dependent(kernel, static_cast<unsigned>(blocks), k_threads, smem, stream, p);
   } else {
