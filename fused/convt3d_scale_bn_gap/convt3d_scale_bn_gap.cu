@@ -82,13 +82,11 @@
 // (reports/nvidia-h200/probe-2026-11-29-k77-dmma/): exact, but at best 745 us against this 730.
 #include <cuda_runtime.h>
 
-
+#include "fused/arch/pdl.cuh"
 #include "fused/convt3d_scale_bn_gap/convt3d_scale_bn_gap.h"
 #include "fused/convt3d_scale_bn_gap/plan.h"
 #include "fused/convt3d_scale_bn_gap/programs.cuh"
-#include "fused/arch/pdl.cuh"
-#include "fused/exec/block_program.cuh"
-#include "fused/exec/device_exec.cuh"
+#include "fused/exec/device_exec.cuh"  // and the device executor (fused/exec/block_program.cuh)
 #include "fused/runtime/cuda_check.h"
 
 namespace fb::fused::convt3d_scale_bn_gap {
