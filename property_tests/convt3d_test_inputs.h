@@ -14,6 +14,7 @@ namespace fb::convt3d_test_inputs {
 
 using test_inputs::dist;
 using test_inputs::dist_name;
+using test_inputs::fill_uniform;
 
 /// Fills x (planes of h x w, one after another) from distribution d.
 inline void fill_x(std::vector<float>& v, int64_t h, int64_t w, dist d, std::mt19937_64& rng) {
@@ -30,11 +31,6 @@ inline void fill_x(std::vector<float>& v, int64_t h, int64_t w, dist d, std::mt1
       case dist::sparse: v[e] = u01(rng) < 0.05f ? n01(rng) : 0.0f; break;
     }
   }
-}
-
-inline void fill_uniform(std::vector<float>& v, float lo, float hi, std::mt19937_64& rng) {
-  std::uniform_real_distribution<float> u(lo, hi);
-  for (float& f : v) f = u(rng);
 }
 
 }  // namespace fb::convt3d_test_inputs

@@ -42,6 +42,7 @@ constexpr double k_two_pi = 6.283185307179586476925286766559;
 /// faces of each (d, h, w) volume.
 using fb::test_inputs::dist;
 using fb::test_inputs::dist_name;
+using fb::test_inputs::fill_uniform;
 
 dist draw_dist() {
   return *rc::gen::elementOf(std::vector<dist>(fb::test_inputs::all_dists.begin(), fb::test_inputs::all_dists.end()));
@@ -68,11 +69,6 @@ void fill_volumes(std::vector<float>& v, int64_t dd, int64_t hh, int64_t ww, dis
       case dist::sparse: v[e] = u01(rng) < 0.05f ? 10.0f * n01(rng) : 0.0f; break;
     }
   }
-}
-
-void fill_uniform(std::vector<float>& v, float lo, float hi, std::mt19937_64& rng) {
-  std::uniform_real_distribution<float> u(lo, hi);
-  for (float& f : v) f = u(rng);
 }
 
 bool close(double got, double expected, double atol, double rtol) {

@@ -54,6 +54,7 @@ geom_1d draw_geom(int64_t max_n, int64_t max_k) {
 /// Input distributions of the fuzz domain (SPEC 2).
 using fb::test_inputs::dist;
 using fb::test_inputs::dist_name;
+using fb::test_inputs::fill_uniform;
 
 dist draw_dist() {
   return *rc::gen::elementOf(std::vector<dist>(fb::test_inputs::all_dists.begin(), fb::test_inputs::all_dists.end()));
@@ -78,11 +79,6 @@ void fill_planes(std::vector<float>& v, int64_t h, int64_t w, dist d, std::mt199
       case dist::sparse: v[e] = (u01(rng) < 0.05f) ? 10.0f * n01(rng) : 0.0f; break;
     }
   }
-}
-
-void fill_uniform(std::vector<float>& v, float lo, float hi, std::mt19937_64& rng) {
-  std::uniform_real_distribution<float> u(lo, hi);
-  for (float& f : v) f = u(rng);
 }
 
 /// SPEC 1: a (C_in, C_out, k, k) vs (C_out, C_in, k, k) weight mix-up hides when C_in == C_out, so
