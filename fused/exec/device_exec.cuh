@@ -19,7 +19,9 @@ namespace fb::fused::device {
 
 /// Lets `kernel` use up to `bytes` of dynamic shared memory on the current device; set once per
 /// (device, kernel) so that later calls (also inside a graph capture) make no attribute call. The
-/// limit does not change occupancy: that follows each launch's actual bytes.
+/// limit does not change occupancy: that follows each launch's actual bytes. So `bytes` must be
+/// the most any launch of `kernel` can ask for (every caller passes its kernel's maximum, e.g.
+/// k_smem_max_bytes): a later call with more bytes does not raise the first call's limit.
 inline void allow_large_smem(const void* kernel, std::size_t bytes) {
   static std::mutex mutex;
   static std::set<std::pair<int, const void*>> done;
