@@ -21,16 +21,16 @@ function(_fusebench_targets_below dir out)
 endfunction()
 
 # TRUE when `target` links fusebench_reference through the link graph of this project's targets.
-# `seen` guards against visiting a library twice (the graph is a DAG with shared nodes).
+# Each target's verdict is kept (a global property) so that a library many targets share is walked
+# once; it reads FALSE while its walk is under way, which also ends a cycle of static libraries.
 function(_fusebench_links_reference target out)
-  set(${out} FALSE PARENT_SCOPE)
-  get_property(seen GLOBAL PROPERTY _FUSEBENCH_PCH_SEEN)
-  if(target IN_LIST seen)
+  get_property(known GLOBAL PROPERTY _FUSEBENCH_PCH_LINKS_${target} SET)
+  if(known)
     get_property(verdict GLOBAL PROPERTY _FUSEBENCH_PCH_LINKS_${target})
     set(${out} ${verdict} PARENT_SCOPE)
     return()
   endif()
-  set_property(GLOBAL APPEND PROPERTY _FUSEBENCH_PCH_SEEN ${target})
+  set_property(GLOBAL PROPERTY _FUSEBENCH_PCH_LINKS_${target} FALSE)
   set(verdict FALSE)
   get_target_property(type ${target} TYPE)
   if(type STREQUAL "INTERFACE_LIBRARY")

@@ -2,6 +2,8 @@
 /// The entry point of the standalone probes (probes/*/): runs a probe's body and turns an exception
 /// (a failed CUDA call: FB_CUDA_CHECK, fused/runtime/cuda_check.h, also inside the kernels' run_cuda)
 /// into one line on stderr and exit status 1, instead of std::terminate's abort.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -68,10 +70,9 @@ inline void save_and_compare(const char* tag, const std::vector<float>& out, con
   std::printf("%s outputs against %s: %zu of %zu differ\n", tag, compare_path, differ, got);
   double max_abs = 0.0, max_rel = 0.0;
   for (std::size_t i = 0; i < values && i < got; ++i) {
-    const double a = out[i], b = other[i], d = a > b ? a - b : b - a;
-    const double m = (a < 0 ? -a : a) > (b < 0 ? -b : b) ? (a < 0 ? -a : a) : (b < 0 ? -b : b);
-    if (d > max_abs) max_abs = d;
-    if (m > 0 && d / m > max_rel) max_rel = d / m;
+    const double a = out[i], b = other[i], d = std::fabs(a - b), m = std::max(std::fabs(a), std::fabs(b));
+    max_abs = std::max(max_abs, d);
+    if (m > 0) max_rel = std::max(max_rel, d / m);
   }
   if (values > 0) std::printf("%s first %zu values: max |diff| %.3g, max relative %.3g\n", tag, values, max_abs, max_rel);
 }
